@@ -1,0 +1,32 @@
+# Two set-up commands: `make demo` and `make test`. Each creates .venv and installs what it needs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# torch==2.13.0 goes in the same pip command as everything that depends on it (else pip pulls a CUDA build).
+PIP_INSTALL := $(BIN)/python -m pip install --disable-pip-version-check -q -c requirements/constraints.txt torch==2.13.0
+
+.PHONY: demo test install install-test clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml requirements/constraints.txt
+	$(PIP_INSTALL) -e ".[server]"
+	touch $@
+
+$(VENV)/.installed-test: $(BIN)/python pyproject.toml requirements/constraints.txt
+	$(PIP_INSTALL) -e ".[test]"
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+demo: $(VENV)/.installed
+	$(BIN)/python -m citator.demo
+
+test: $(VENV)/.installed-test
+	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+clean:
+	rm -rf $(VENV) .demo

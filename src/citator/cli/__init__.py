@@ -1,0 +1,1 @@
+"""Command-line commands, one module per command group (each exposes `register(subparsers)`)."""

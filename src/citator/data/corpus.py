@@ -1,0 +1,43 @@
+"""Corpus files: JSONL `{"doc_id", "title", "text"}` with extra keys kept."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from citator.data.atomic import write_jsonl_atomic
+from citator.data.jsonl import iter_jsonl, require_str
+from citator.data.records import Document
+from citator.errors import CorpusError
+
+
+def iter_corpus(path: str | Path) -> Iterator[Document]:
+    """Stream documents, validating each line and refusing duplicate doc_ids."""
+    seen: set[str] = set()
+    for line, obj in iter_jsonl(path, CorpusError):
+        doc_id = require_str(obj, "doc_id", path, line, CorpusError)
+        if doc_id in seen:
+            raise CorpusError(path, line, f'duplicate doc_id "{doc_id}"', field="doc_id")
+        seen.add(doc_id)
+        title = obj.get("title", "")
+        if title is None:
+            title = ""
+        if not isinstance(title, str):
+            raise CorpusError(path, line, f"expected a string, got {type(title).__name__}", field="title")
+        text = require_str(obj, "text", path, line, CorpusError, nonempty=False)
+        if not (text.strip() or title.strip()):
+            raise CorpusError(path, line, "document has neither title nor text", field="text")
+        extra = {k: v for k, v in obj.items() if k not in ("doc_id", "title", "text")}
+        yield Document(doc_id, title, text, extra)
+
+
+def read_corpus(path: str | Path) -> list[Document]:
+    """Read a whole corpus; raise CorpusError if it is empty."""
+    docs = list(iter_corpus(path))
+    if not docs:
+        raise CorpusError(path, None, "corpus has no documents")
+    return docs
+
+
+def write_corpus(path: str | Path, docs: Iterable[Document]) -> None:
+    write_jsonl_atomic(path, (d.to_json() for d in docs))

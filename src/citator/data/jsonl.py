@@ -1,0 +1,77 @@
+"""A strict, streaming JSON-lines reader that names file and line in every error."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from citator.errors import DataError
+
+MAX_LINE_BYTES = 10 * 1024 * 1024
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    if path.suffix == ".gz":
+        return gzip.open(path, "rb")
+    return path.open("rb")
+
+
+def iter_jsonl(path: str | Path, error: type[DataError] = DataError) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line_number, object) for each non-blank line; raise `error` on bytes, size or JSON problems."""
+    path = Path(path)
+    if not path.is_file():
+        raise error(path, None, f"file not found: {path}")
+    with _open_binary(path) as handle:
+        line_no = 0
+        while True:
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            line_no += 1
+            if len(raw) > MAX_LINE_BYTES:
+                raise error(path, line_no, f"line is longer than {MAX_LINE_BYTES} bytes")
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise error(path, line_no, f"not valid UTF-8 (byte {exc.start}): re-encode the file as UTF-8") from None
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise error(path, line_no, f"malformed JSON: {exc.msg} at column {exc.colno}") from None
+            if not isinstance(obj, dict):
+                raise error(path, line_no, f"expected a JSON object, got {type(obj).__name__}")
+            yield line_no, obj
+
+
+def require_str(
+    obj: dict[str, Any], key: str, path: Path | str, line: int, error: type[DataError], *, nonempty: bool = True
+) -> str:
+    """Return obj[key] as a string or raise a typed error naming the field."""
+    if key not in obj:
+        raise error(path, line, "missing field", field=key)
+    value = obj[key]
+    if not isinstance(value, str):
+        raise error(path, line, f"expected a string, got {type(value).__name__}", field=key)
+    if nonempty and not value.strip():
+        raise error(path, line, "must not be empty", field=key)
+    return value
+
+
+def read_json(path: str | Path, error: type[DataError] = DataError) -> Any:
+    """Read one whole JSON document (optionally gzipped) with a typed error."""
+    path = Path(path)
+    if not path.is_file():
+        raise error(path, None, f"file not found: {path}")
+    with _open_binary(path) as handle:
+        raw = handle.read()
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise error(path, None, f"not valid UTF-8 (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise error(path, exc.lineno, f"malformed JSON: {exc.msg} at column {exc.colno}") from None

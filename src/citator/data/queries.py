@@ -1,0 +1,43 @@
+"""Query files: JSONL `{"query_id", "text", "stance"}` with extra keys kept."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from citator.data.atomic import write_jsonl_atomic
+from citator.data.jsonl import iter_jsonl, require_str
+from citator.data.records import STANCES, Query
+from citator.errors import QueryError
+
+
+def iter_queries(path: str | Path, *, default_stance: str | None = None) -> Iterator[Query]:
+    """Stream queries; `stance` is required unless `default_stance` is given."""
+    seen: set[str] = set()
+    for line, obj in iter_jsonl(path, QueryError):
+        query_id = require_str(obj, "query_id", path, line, QueryError)
+        if query_id in seen:
+            raise QueryError(path, line, f'duplicate query_id "{query_id}"', field="query_id")
+        seen.add(query_id)
+        text = require_str(obj, "text", path, line, QueryError)
+        if "stance" in obj or default_stance is None:
+            stance = require_str(obj, "stance", path, line, QueryError)
+        else:
+            stance = default_stance
+        if stance not in STANCES:
+            raise QueryError(
+                path, line, f'unknown stance "{stance}": expected one of {", ".join(STANCES)}', field="stance"
+            )
+        extra = {k: v for k, v in obj.items() if k not in ("query_id", "text", "stance")}
+        yield Query(query_id, text, stance, extra)
+
+
+def read_queries(path: str | Path, *, default_stance: str | None = None) -> list[Query]:
+    queries = list(iter_queries(path, default_stance=default_stance))
+    if not queries:
+        raise QueryError(path, None, "no queries in file")
+    return queries
+
+
+def write_queries(path: str | Path, queries: Iterable[Query]) -> None:
+    write_jsonl_atomic(path, (q.to_json() for q in queries))

@@ -1,0 +1,49 @@
+"""Typed errors that say where the problem is and what to do about it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class CitatorError(Exception):
+    """Base class of every error citator raises on purpose."""
+
+
+class DataError(CitatorError):
+    """A file that citator reads is malformed; the message names file, line and field."""
+
+    def __init__(self, path: str | Path, line: int | None, message: str, field: str | None = None) -> None:
+        self.path = str(path)
+        self.line = line
+        self.field = field
+        self.reason = message
+        where = Path(self.path).name
+        if line is not None:
+            where += f" line {line}"
+        if field is not None:
+            where += f' field "{field}"'
+        super().__init__(f"{where}: {message}")
+
+
+class CorpusError(DataError):
+    """The corpus file is malformed."""
+
+
+class QueryError(DataError):
+    """The queries file is malformed."""
+
+
+class JudgmentError(DataError):
+    """A ground-truth or qrels file is malformed."""
+
+
+class ResultsError(DataError):
+    """A results (run) file is malformed or breaks the output rules."""
+
+
+class IndexDirError(CitatorError):
+    """An index directory is missing, half-written or built for other inputs."""
+
+
+class ConfigError(CitatorError):
+    """A configuration or deployment file is invalid."""

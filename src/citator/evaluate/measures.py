@@ -1,0 +1,76 @@
+"""Metric names (`ndcg@10`, `hit@5`, `rr`, `p@5`, `recall@100`) and per-query evaluation of a run."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from statistics import fmean
+
+from citator.data.records import Qrels
+from citator.errors import CitatorError
+from citator.evaluate.hit import hit
+from citator.evaluate.ndcg import ndcg
+from citator.evaluate.precision import precision
+from citator.evaluate.recall import recall
+from citator.evaluate.rr import reciprocal_rank
+
+_FUNCS: dict[str, Callable[..., float]] = {
+    "ndcg": ndcg,
+    "hit": hit,
+    "p": precision,
+    "recall": recall,
+    "rr": reciprocal_rank,
+}
+_PATTERN = re.compile(r"^(ndcg|hit|p|recall|rr)(?:@(\d+))?$")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A metric with its cut-off, named as users write it."""
+
+    family: str
+    k: int | None
+
+    @property
+    def name(self) -> str:
+        return self.family if self.k is None else f"{self.family}@{self.k}"
+
+    def __call__(self, ranking: Sequence[str], grades: Mapping[str, int]) -> float:
+        return _FUNCS[self.family](ranking, grades, self.k)
+
+
+def parse_measure(name: str) -> Measure:
+    """Parse `ndcg@10` style names; `rr` may go without a cut-off, the others need one."""
+    m = _PATTERN.match(name.strip().lower())
+    if not m:
+        raise CitatorError(f'unknown metric "{name}": use ndcg@K, hit@K, p@K, recall@K or rr[@K]')
+    family, k = m.group(1), m.group(2)
+    if k is None and family != "rr":
+        raise CitatorError(f'metric "{name}" needs a cut-off, e.g. {family}@10')
+    if k is not None and int(k) < 1:
+        raise CitatorError(f'metric "{name}": cut-off must be >= 1')
+    return Measure(family, None if k is None else int(k))
+
+
+def per_query(
+    qrels: Qrels, run: Mapping[str, Sequence[str]], measures: Iterable[str], query_ids: Iterable[str] | None = None
+) -> dict[str, dict[str, float]]:
+    """metric name -> query_id -> value; a query without a ranking scores 0.
+
+    `query_ids` defaults to every query in the qrels: the evaluated set is fixed by the judgments,
+    never by what the run happens to contain.
+    """
+    ids = list(qrels.query_ids() if query_ids is None else query_ids)
+    out: dict[str, dict[str, float]] = {}
+    for name in measures:
+        measure = parse_measure(name)
+        out[measure.name] = {q: measure(run.get(q, ()), qrels.of(q)) for q in ids}
+    return out
+
+
+def evaluate(
+    qrels: Qrels, run: Mapping[str, Sequence[str]], measures: Iterable[str], query_ids: Iterable[str] | None = None
+) -> dict[str, float]:
+    """Mean of each metric over the evaluated queries: `evaluate(qrels, run, ["ndcg@10"])`."""
+    return {name: (fmean(values.values()) if values else 0.0) for name, values in per_query(qrels, run, measures, query_ids).items()}
