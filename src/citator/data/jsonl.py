@@ -40,7 +40,7 @@ def iter_jsonl(path: str | Path, error: type[DataError] = DataError) -> Iterator
             if not text.strip():
                 continue
             try:
-                obj = json.loads(text)
+                obj = json.loads(text.rstrip("\r\n"))
             except json.JSONDecodeError as exc:
                 raise error(path, line_no, f"malformed JSON: {exc.msg} at column {exc.colno}") from None
             if not isinstance(obj, dict):

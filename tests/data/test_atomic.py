@@ -1,0 +1,20 @@
+"""Atomic writes leave either the old file or the new one, never a partial file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from citator.data import atomic_open, write_json_atomic
+
+
+def test_failed_write_leaves_old_file_and_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "out.json"
+    write_json_atomic(target, {"v": 1})
+    with pytest.raises(RuntimeError):
+        with atomic_open(target) as handle:
+            handle.write("partial")
+            raise RuntimeError("crash mid-write")
+    assert target.read_text() == '{\n  "v": 1\n}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]

@@ -1,0 +1,186 @@
+"""Every reader names file, line and field for each kind of bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from citator.data import (
+    iter_corpus,
+    read_corpus,
+    read_graded_qrels,
+    read_ground_truth,
+    read_queries,
+    read_results,
+    read_trec_qrels,
+    read_trec_run,
+    write_ground_truth,
+    write_results,
+    write_trec_qrels,
+    write_trec_run,
+)
+from citator.data.jsonl import MAX_LINE_BYTES
+from citator.errors import CorpusError, JudgmentError, QueryError, ResultsError
+
+
+def _lines(path: Path, *rows: object) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+DOC = {"doc_id": "a", "title": "A v. B", "text": "Facts."}
+
+
+def test_corpus_round_trip_keeps_extra_keys(tmp_path: Path) -> None:
+    p = _lines(tmp_path / "corpus.jsonl", DOC, {"doc_id": "b", "title": "", "text": "x", "court": "SCOTUS"})
+    docs = read_corpus(p)
+    assert [d.doc_id for d in docs] == ["a", "b"]
+    assert docs[1].extra == {"court": "SCOTUS"}
+    assert docs[1].to_json()["court"] == "SCOTUS"
+
+
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        ('{"doc_id": "a", "title": "t", "text": ', 'corpus.jsonl line 2: malformed JSON: Expecting value at column 39'),
+        ({"title": "t", "text": "x"}, 'corpus.jsonl line 2 field "doc_id": missing field'),
+        ({"doc_id": 7, "title": "t", "text": "x"}, 'corpus.jsonl line 2 field "doc_id": expected a string, got int'),
+        ({"doc_id": "a", "title": "t", "text": "x"}, 'corpus.jsonl line 2 field "doc_id": duplicate doc_id "a"'),
+        ({"doc_id": "c", "title": "", "text": "  "}, 'corpus.jsonl line 2 field "text": document has neither title nor text'),
+        ({"doc_id": "c", "title": 3, "text": "x"}, 'corpus.jsonl line 2 field "title": expected a string, got int'),
+        ("[1, 2]", "corpus.jsonl line 2: expected a JSON object, got list"),
+    ],
+)
+def test_corpus_errors_name_file_line_field(tmp_path: Path, bad: object, message: str) -> None:
+    p = _lines(tmp_path / "corpus.jsonl", DOC, bad)
+    with pytest.raises(CorpusError) as err:
+        read_corpus(p)
+    assert str(err.value) == message
+
+
+def test_non_utf8_bytes_are_named(tmp_path: Path) -> None:
+    p = tmp_path / "corpus.jsonl"
+    p.write_bytes(json.dumps(DOC).encode() + b"\n" + b'{"doc_id": "b\xff", "text": "x"}\n')
+    with pytest.raises(CorpusError, match=r"^corpus.jsonl line 2: not valid UTF-8 \(byte 13\)"):
+        read_corpus(p)
+
+
+def test_line_over_10_mb_is_refused(tmp_path: Path) -> None:
+    p = tmp_path / "corpus.jsonl"
+    big = json.dumps({"doc_id": "b", "title": "", "text": "x" * MAX_LINE_BYTES})
+    p.write_text(json.dumps(DOC) + "\n" + big + "\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"^corpus.jsonl line 2: line is longer than 10485760 bytes$"):
+        read_corpus(p)
+
+
+def test_missing_and_empty_files(tmp_path: Path) -> None:
+    with pytest.raises(CorpusError, match="file not found"):
+        read_corpus(tmp_path / "nope.jsonl")
+    with pytest.raises(CorpusError, match="corpus has no documents"):
+        read_corpus(_lines(tmp_path / "corpus.jsonl", ""))
+
+
+def test_corpus_is_streamed(tmp_path: Path) -> None:
+    p = _lines(tmp_path / "corpus.jsonl", DOC, "not json")
+    stream = iter_corpus(p)
+    assert next(stream).doc_id == "a"  # the first document arrives before the bad line is read
+    with pytest.raises(CorpusError):
+        next(stream)
+
+
+Q = {"query_id": "q1", "text": "States may not ban X.", "stance": "supported", "split": "dev"}
+
+
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        ({"query_id": "q2", "text": "t", "stance": "maybe"},
+         'queries.jsonl line 2 field "stance": unknown stance "maybe": expected one of supported, refuted, all'),
+        ({"query_id": "q1", "text": "t", "stance": "all"}, 'queries.jsonl line 2 field "query_id": duplicate query_id "q1"'),
+        ({"query_id": "q2", "text": "", "stance": "all"}, 'queries.jsonl line 2 field "text": must not be empty'),
+        ({"query_id": "q2", "text": "t"}, 'queries.jsonl line 2 field "stance": missing field'),
+        ({"query_id": "q2", "text": ["t"], "stance": "all"}, 'queries.jsonl line 2 field "text": expected a string, got list'),
+    ],
+)
+def test_query_errors(tmp_path: Path, bad: object, message: str) -> None:
+    with pytest.raises(QueryError) as err:
+        read_queries(_lines(tmp_path / "queries.jsonl", Q, bad))
+    assert str(err.value) == message
+
+
+def test_queries_keep_split_and_extra(tmp_path: Path) -> None:
+    (q,) = read_queries(_lines(tmp_path / "queries.jsonl", Q))
+    assert q.stance == "supported" and q.split == "dev" and q.extra["split"] == "dev"
+
+
+def test_default_stance_for_stance_free_files(tmp_path: Path) -> None:
+    (q,) = read_queries(_lines(tmp_path / "q.jsonl", {"query_id": "x", "text": "t"}), default_stance="all")
+    assert q.stance == "all"
+
+
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        ({"query_id": "q2"}, 'gt.jsonl line 2 field "relevant_doc_ids": missing field'),
+        ({"query_id": "q2", "relevant_doc_ids": "a"}, 'gt.jsonl line 2 field "relevant_doc_ids": expected a list of non-empty strings'),
+        ({"query_id": "q2", "relevant_doc_ids": ["a", "a"]}, 'gt.jsonl line 2 field "relevant_doc_ids": duplicate doc ids in list'),
+        ({"query_id": "q1", "relevant_doc_ids": ["a"]}, 'gt.jsonl line 2 field "query_id": duplicate query_id "q1"'),
+    ],
+)
+def test_ground_truth_errors(tmp_path: Path, bad: object, message: str) -> None:
+    with pytest.raises(JudgmentError) as err:
+        read_ground_truth(_lines(tmp_path / "gt.jsonl", {"query_id": "q1", "relevant_doc_ids": ["a"]}, bad))
+    assert str(err.value) == message
+
+
+def test_ground_truth_and_trec_qrels_round_trip(tmp_path: Path) -> None:
+    qrels = read_ground_truth(_lines(tmp_path / "gt.jsonl", {"query_id": "q1", "relevant_doc_ids": ["b", "a"]}))
+    write_ground_truth(tmp_path / "gt2.jsonl", qrels)
+    assert read_ground_truth(tmp_path / "gt2.jsonl") == qrels
+    write_trec_qrels(tmp_path / "qrels.txt", qrels)
+    assert read_trec_qrels(tmp_path / "qrels.txt").relevant("q1") == {"a", "b"}
+
+
+def test_graded_qrels(tmp_path: Path) -> None:
+    p = tmp_path / "qrels.json"
+    p.write_text(json.dumps({"19335": {"1017759": 0, "1082489": 3}}))
+    assert read_graded_qrels(p).of("19335")["1082489"] == 3
+    p.write_text(json.dumps({"19335": {"1017759": "high"}}))
+    with pytest.raises(JudgmentError, match='doc "1017759": grade must be an integer >= 0'):
+        read_graded_qrels(p)
+
+
+def test_trec_qrels_errors(tmp_path: Path) -> None:
+    p = tmp_path / "qrels.txt"
+    p.write_text("q1 0 d1 1\nq1 0 d2\n")
+    with pytest.raises(JudgmentError, match=r"^qrels.txt line 2: expected 4 columns"):
+        read_trec_qrels(p)
+    p.write_text("q1 0 d1 one\n")
+    with pytest.raises(JudgmentError, match=r'^qrels.txt line 1 field "grade": grade \'one\' is not an integer'):
+        read_trec_qrels(p)
+
+
+def test_results_and_trec_run_round_trip(tmp_path: Path) -> None:
+    p = _lines(tmp_path / "r.jsonl", {"query_id": "q1", "results": [{"doc_id": "a", "score": 2}, {"doc_id": "b", "score": 1.5}]})
+    lines = read_results(p)
+    assert lines[0].doc_ids == ["a", "b"] and lines[0].results[0].score == 2.0
+    write_results(tmp_path / "r2.jsonl", lines)
+    assert read_results(tmp_path / "r2.jsonl") == lines
+    write_trec_run(tmp_path / "run.txt", lines)
+    assert read_trec_run(tmp_path / "run.txt") == lines
+
+
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        ({"query_id": "q1", "results": {}}, 'r.jsonl line 1 field "results": expected a list'),
+        ({"query_id": "q1", "results": [{"doc_id": "a", "score": "1"}]}, 'r.jsonl line 1 field "results": results[0].score must be a number'),
+        ({"query_id": "q1", "results": [{"doc_id": "", "score": 1}]}, 'r.jsonl line 1 field "results": results[0].doc_id must be a non-empty string'),
+    ],
+)
+def test_results_type_errors(tmp_path: Path, bad: object, message: str) -> None:
+    with pytest.raises(ResultsError) as err:
+        read_results(_lines(tmp_path / "r.jsonl", bad))
+    assert str(err.value) == message
