@@ -47,3 +47,35 @@ class IndexDirError(CitatorError):
 
 class ConfigError(CitatorError):
     """A configuration or deployment file is invalid."""
+
+
+class PoolError(DataError):
+    """A statute run's pool.jsonl is malformed or its hashes do not match its texts."""
+
+
+class LabelError(DataError):
+    """A label file (JSONL export) is malformed or names items the store does not hold."""
+
+
+class LabelStoreError(CitatorError):
+    """The SQLite label store is unusable or a request to it breaks its rules."""
+
+
+class StatuteError(DataError):
+    """A statute sections file is malformed (statute benchmark)."""
+
+
+class SuiteError(DataError):
+    """A statute query suite file is malformed or names sections the corpus lacks."""
+
+
+class ProviderError(CitatorError):
+    """A grading provider is misconfigured or unreachable."""
+
+
+class BudgetError(CitatorError):
+    """A provider request would exceed, or did exceed, the run's request or token budget."""
+
+
+class ReceiptError(CitatorError):
+    """A run directory's request receipts are inconsistent with the command being resumed."""

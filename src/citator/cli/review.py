@@ -1,0 +1,166 @@
+"""`citator review ...`: load a statute run for blinded review, add reviewers, serve, export/import, metrics."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+
+from citator.data.atomic import write_json_atomic
+from citator.errors import CitatorError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    review = sub.add_parser("review", help="blinded human review of a statute run (label store + web app)")
+    rsub = review.add_subparsers(dest="review_command", metavar="SUBCOMMAND", required=True)
+
+    def db_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--db", required=True, help="the SQLite label store (created if missing)")
+
+    p = rsub.add_parser("serve", help="run the review web app")
+    db_arg(p)
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1; anything else exposes reviewer pages")
+    p.set_defaults(func=run_serve)
+
+    p = rsub.add_parser("add-reviewer", help="create a reviewer and print their sign-in token (shown once)")
+    p.add_argument("name")
+    db_arg(p)
+    p.add_argument("--new-token", action="store_true", help="replace an existing reviewer's token")
+    p.set_defaults(func=run_add_reviewer)
+
+    p = rsub.add_parser("load", help="create review items from RUN_DIR/pool.jsonl (loading twice adds nothing)")
+    p.add_argument("run_dir")
+    db_arg(p)
+    p.set_defaults(func=run_load)
+
+    p = rsub.add_parser("export", help="write labels as JSON lines")
+    db_arg(p)
+    p.add_argument("--out", required=True)
+    p.add_argument("--include-stale", action="store_true", help="also write labels whose texts have changed")
+    p.set_defaults(func=run_export)
+
+    p = rsub.add_parser("import", help="merge a label export into the store (newer labeled_at wins)")
+    p.add_argument("labels")
+    db_arg(p)
+    p.set_defaults(func=run_import)
+
+    p = rsub.add_parser("stale", help="list labels whose hashes no longer match the current texts")
+    db_arg(p)
+    p.set_defaults(func=run_stale)
+
+    p = rsub.add_parser("metrics", help="P@5 and pooled nDCG@5 from human labels, only where fully judged")
+    p.add_argument("run_dir", help="the statute run whose pool.jsonl the labels are checked against")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--db", help="read labels from this label store")
+    src.add_argument("--labels", help="read labels from this JSONL export")
+    p.add_argument("--ranking", action="append", default=[], metavar="NAME=FILE",
+                   help='extra ranking, JSON lines {"query_id", "doc_ids"} (repeatable); keyword order is always in')
+    p.add_argument("--reviewer", help="use one reviewer's labels only")
+    p.add_argument("--min-grade", type=int, default=2, help="lowest grade that counts as relevant for P@5")
+    p.add_argument("--json", dest="json_out", help="write the full report (per query too) here")
+    p.set_defaults(func=run_metrics)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from citator.server.review import create_app
+
+    try:
+        loopback = ipaddress.ip_address(args.host).is_loopback
+    except ValueError:
+        loopback = args.host == "localhost"
+    if not loopback:
+        print(f"warning: serving on {args.host}: anyone who can reach it sees the review pages", file=sys.stderr)
+    print(f"review app on http://{args.host}:{args.port}/ (Ctrl-C to stop)", file=sys.stderr)
+    uvicorn.run(create_app(args.db), host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def run_add_reviewer(args: argparse.Namespace) -> int:
+    from citator.labels import LabelStore
+
+    with LabelStore(args.db) as store:
+        token = store.add_reviewer(args.name, new_token=args.new_token)
+    print(f"reviewer {args.name.strip()!r} added; their token (shown only now, stored as a hash):", file=sys.stderr)
+    print(token)
+    return 0
+
+
+def run_load(args: argparse.Namespace) -> int:
+    from citator.labels import LabelStore, read_pool
+
+    entries = read_pool(args.run_dir)
+    with LabelStore(args.db) as store:
+        counts = store.load_items(e.item for e in entries)
+        stale = len(store.stale_labels())
+    print(f"{counts.added} added, {counts.changed} changed, {counts.unchanged} unchanged")
+    if stale:
+        print(f"{stale} label(s) are now stale (their texts changed): see `citator review stale`", file=sys.stderr)
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from citator.labels import LabelStore, export_labels
+
+    with LabelStore(args.db) as store:
+        counts = export_labels(store, args.out, include_stale=args.include_stale)
+    print(f"{counts.written} label(s) written to {args.out}")
+    if counts.stale_left_out:
+        print(f"{counts.stale_left_out} stale label(s) left out (pass --include-stale to keep them)", file=sys.stderr)
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from citator.labels import LabelStore, import_labels
+
+    with LabelStore(args.db) as store:
+        counts = import_labels(store, args.labels)
+        stale = len(store.stale_labels())
+    print(", ".join(f"{counts[k]} {k}" for k in ("added", "updated", "unchanged", "kept")))
+    if stale:
+        print(f"{stale} label(s) in the store are stale: see `citator review stale`", file=sys.stderr)
+    return 0
+
+
+def run_stale(args: argparse.Namespace) -> int:
+    from citator.labels import LabelStore
+
+    with LabelStore(args.db) as store:
+        stale = store.stale_labels()
+    for lab, item in stale:
+        changed = [name for name, old, new in zip(("query", "section", "passage"), lab.hashes, item.hashes, strict=True)
+                   if old != new]
+        print(f"{lab.query_id}\t{lab.doc_id}\t{lab.reviewer}\tchanged: {', '.join(changed)}")
+    print(f"{len(stale)} stale label(s)", file=sys.stderr)
+    return 1 if stale else 0
+
+
+def run_metrics(args: argparse.Namespace) -> int:
+    from citator.labels import LabelStore, keyword_order, read_labels, read_pool
+    from citator.labels.report import human_label_report, read_ranking
+
+    entries = read_pool(args.run_dir)
+    if args.db:
+        with LabelStore(args.db) as store:
+            labels = store.labels()
+    else:
+        labels = read_labels(args.labels)
+    rankings = {"keyword": keyword_order(entries)}
+    for spec in args.ranking:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise CitatorError(f"--ranking expects NAME=FILE, got {spec!r}")
+        rankings[name] = read_ranking(path)
+    report = human_label_report(entries, labels, rankings, reviewer=args.reviewer, min_grade=args.min_grade)
+    print(f"{'ranking':<12}{'facet':<9}{'metric':<8}{'group':<24}{'mean':>8}{'n':>5}  not computed")
+    for ranking, facet, s in report.rows:
+        mean = "-" if s.mean is None else f"{s.mean:.4f}"
+        missing = "; ".join(f"{n} {why}" for why, n in s.not_computed.items()) or "-"
+        print(f"{ranking:<12}{facet:<9}{s.metric:<8}{s.group:<24}{mean:>8}{s.computed:>5}  {missing}")
+    if report.labels_outside_run:
+        print(f"{report.labels_outside_run} label(s) are for items not in this run and were ignored", file=sys.stderr)
+    if args.json_out:
+        write_json_atomic(args.json_out, report.to_json())
+    return 0

@@ -1,0 +1,1 @@
+"""HTTP surfaces: the search service and the blinded review web app."""

@@ -1,0 +1,191 @@
+"""The review app: sign in with a token, work through a keyed-hash queue, grade section and passage apart.
+
+Nothing here reads rank, scores, P(useful) or proposed grades: the store never holds them, and the app
+serves only server-rendered HTML and one stylesheet (no scripts, no JSON, no OpenAPI schema).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from fastapi import Depends, FastAPI, Form, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, PackageLoader
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from citator.errors import LabelStoreError
+from citator.labels.records import GRADE_NAMES, GRADES, Reviewer, parse_grade
+from citator.labels.store import LabelStore
+from citator.server.review.csrf import CSRF_COOKIE, CSRF_FIELD, csrf_ok, csrf_token_for
+
+SESSION_COOKIE = "citator_session"
+MAX_NOTE_CHARS = 5000
+_HEADERS = {
+    # No script may run, nothing may be framed, forms only post back here.
+    "Content-Security-Policy": "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; "
+    "base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+_templates = Environment(loader=PackageLoader("citator.server.review", "templates"), autoescape=True)
+
+
+def _status_of(store: LabelStore, reviewer: Reviewer, item_key: str, hashes: tuple[str, str, str]) -> str:
+    label = store.label(reviewer, item_key)
+    if label is None:
+        return "to do"
+    if label.hashes != hashes:
+        return "stale"
+    return "complete" if label.complete else "draft"
+
+
+def create_app(db_path: str | Path) -> FastAPI:
+    """Build the app over the label store at `db_path` (created and migrated if new)."""
+    db_path = Path(db_path)
+    LabelStore(db_path).close()  # migrate once, before any request races to do it
+    app = FastAPI(title="citator review", docs_url=None, redoc_url=None, openapi_url=None)
+    app.mount("/static", StaticFiles(packages=[("citator.server.review", "static")]), name="static")
+
+    def store() -> Iterator[LabelStore]:
+        s = LabelStore(db_path)
+        try:
+            yield s
+        finally:
+            s.close()
+
+    def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+        csrf = csrf_token_for(request)
+        html = _templates.get_template(template).render(csrf_field=CSRF_FIELD, csrf_token=csrf, **context)
+        response = HTMLResponse(html, status_code=status)
+        if request.cookies.get(CSRF_COOKIE) != csrf:
+            response.set_cookie(CSRF_COOKIE, csrf, httponly=True, samesite="strict", path="/")
+        return response
+
+    def refuse(request: Request, status: int, message: str, reviewer: Reviewer | None = None) -> HTMLResponse:
+        return page(request, "error.html", status, message=message, reviewer=reviewer, progress=None)
+
+    def signed_in(request: Request, s: LabelStore) -> Reviewer | None:
+        return s.reviewer_for_session(request.cookies.get(SESSION_COOKIE, ""))
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next: Any) -> Response:
+        response = await call_next(request)
+        for name, value in _HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
+        return refuse(request, exc.status_code, str(exc.detail))
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_form(request: Request, exc: RequestValidationError) -> HTMLResponse:
+        return refuse(request, 400, "The form was incomplete or malformed.")
+
+    @app.get("/", response_class=HTMLResponse)
+    def home(request: Request, s: LabelStore = Depends(store)) -> Response:
+        if signed_in(request, s) is not None:
+            return RedirectResponse("/queue", status_code=303)
+        return page(request, "login.html", reviewer=None, progress=None, message=None)
+
+    @app.post("/login", response_class=HTMLResponse)
+    def login(
+        request: Request, token: str = Form(""), csrf_token: str = Form(""), s: LabelStore = Depends(store)
+    ) -> Response:
+        if not csrf_ok(request, csrf_token):
+            return refuse(request, 403, "This form is missing its security token. Reload the page and try again.")
+        reviewer = s.reviewer_for_token(token.strip())
+        if reviewer is None:
+            message = "Enter your reviewer token." if not token.strip() else "That token is not recognised."
+            return page(request, "login.html", 401, reviewer=None, progress=None, message=message)
+        response = RedirectResponse("/queue", status_code=303)
+        response.set_cookie(SESSION_COOKIE, s.open_session(reviewer), httponly=True, samesite="strict", path="/")
+        return response
+
+    @app.post("/logout")
+    def logout(request: Request, csrf_token: str = Form(""), s: LabelStore = Depends(store)) -> Response:
+        if not csrf_ok(request, csrf_token):
+            return refuse(request, 403, "This form is missing its security token. Reload the page and try again.")
+        s.close_session(request.cookies.get(SESSION_COOKIE, ""))
+        response = RedirectResponse("/", status_code=303)
+        response.delete_cookie(SESSION_COOKIE, path="/")
+        return response
+
+    @app.get("/queue", response_class=HTMLResponse)
+    def queue(request: Request, s: LabelStore = Depends(store)) -> Response:
+        reviewer = signed_in(request, s)
+        if reviewer is None:
+            return RedirectResponse("/", status_code=303)
+        rows = [
+            {"n": n, "item": it, "status": _status_of(s, reviewer, it.key, it.hashes)}
+            for n, it in enumerate(s.queue(reviewer), 1)
+        ]
+        return page(request, "queue.html", reviewer=reviewer, progress=s.progress(reviewer), rows=rows,
+                    saved=request.query_params.get("saved"))
+
+    @app.get("/items/{key}", response_class=HTMLResponse)
+    def item(request: Request, key: str, s: LabelStore = Depends(store)) -> Response:
+        reviewer = signed_in(request, s)
+        if reviewer is None:
+            return RedirectResponse("/", status_code=303)
+        keys = [it.key for it in s.queue(reviewer)]
+        current = s.item(key)
+        if current is None or key not in keys:
+            return refuse(request, 404, "No such review item.", reviewer)
+        label = s.label(reviewer, key)
+        stale = label is not None and label.hashes != current.hashes
+        at = keys.index(key)
+        return page(
+            request, "item.html",
+            reviewer=reviewer, progress=s.progress(reviewer), item=current, position=at + 1, total=len(keys),
+            previous=keys[at - 1] if at > 0 else None, next=keys[at + 1] if at + 1 < len(keys) else None,
+            label=None if stale else label, stale=stale, grades=GRADES, grade_names=GRADE_NAMES,
+            saved=request.query_params.get("saved"),
+        )
+
+    @app.post("/items/{key}", response_class=HTMLResponse)
+    def grade(
+        request: Request,
+        key: str,
+        csrf_token: str = Form(""),
+        section_grade: str = Form(""),
+        passage_grade: str = Form(""),
+        note: str = Form(""),
+        query_sha256: str = Form(""),
+        section_sha256: str = Form(""),
+        passage_sha256: str = Form(""),
+        action: str = Form("draft"),
+        s: LabelStore = Depends(store),
+    ) -> Response:
+        if not csrf_ok(request, csrf_token):
+            return refuse(request, 403, "This form is missing its security token. Reload the page and try again.")
+        reviewer = signed_in(request, s)
+        if reviewer is None:
+            return refuse(request, 401, "Sign in with your reviewer token first.")
+        section, passage = parse_grade(section_grade), parse_grade(passage_grade)
+        if section is None or passage is None:
+            return refuse(request, 400, "Choose a section grade and a passage grade (0-3 or unknown).", reviewer)
+        if len(note) > MAX_NOTE_CHARS:
+            return refuse(request, 400, f"The note is longer than {MAX_NOTE_CHARS} characters.", reviewer)
+        if action not in ("draft", "complete"):
+            return refuse(request, 400, "Unknown action.", reviewer)
+        try:
+            s.save_label(reviewer, key, section, passage, note.strip(),
+                         (query_sha256, section_sha256, passage_sha256), complete=action == "complete")
+        except LabelStoreError as exc:
+            return refuse(request, 409, str(exc), reviewer)
+        if action == "draft":
+            return RedirectResponse(f"/items/{key}?saved=draft", status_code=303)
+        keys = [it.key for it in s.queue(reviewer)]
+        at = keys.index(key)
+        target = f"/items/{keys[at + 1]}?saved=complete" if at + 1 < len(keys) else "/queue?saved=complete"
+        return RedirectResponse(target, status_code=303)
+
+    return app
