@@ -30,7 +30,8 @@ _HEADERS = {
     "base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    # "no-referrer" would make Chromium send `Origin: null` on our own form posts.
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 
