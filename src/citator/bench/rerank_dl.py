@@ -1,0 +1,124 @@
+"""The DL19/DL20 reranking harness: every query of a pool through the runner; run, ledgers and summary."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from citator.data import ResultLine, ScoredDoc, read_graded_qrels, write_json_atomic, write_results, write_trec_run
+from citator.data.records import Qrels
+from citator.evaluate import ndcg, reward_between
+from citator.rerank.outcome import QueryOutcome
+from citator.rerank.pool import PoolQuery, read_pool
+from citator.rerank.runner import Runner
+
+
+def summarize(outcomes: Sequence[QueryOutcome], qrels: Qrels, budget: int) -> dict[str, Any]:
+    """The summary.json figures: failed queries count as nDCG 0; reward uses the spec's B and U."""
+    per_query = {o.query_id: (0.0 if o.failed else ndcg(list(o.ids), qrels.of(o.query_id), 10)) for o in outcomes}
+    q = fmean(per_query.values()) if per_query else 0.0
+
+    def stats(values: list[float], as_int: bool = False) -> dict[str, float]:
+        if not values:
+            return {"mean": 0.0, "max": 0}
+        return {"mean": fmean(values), "max": int(max(values)) if as_int else max(values)}
+
+    tokens = [float(o.weighted_tokens) for o in outcomes]
+    return {
+        "queries": len(outcomes),
+        "failed_queries": sum(o.failed for o in outcomes),
+        "failures": dict(Counter(o.failure.kind for o in outcomes if o.failure)),
+        "ndcg@10": q,
+        "reward": reward_between(q),
+        "weighted_tokens": stats(tokens, as_int=True),
+        "budget_fraction": stats([t / budget for t in tokens]),
+        "over_budget_queries": sum(o.weighted_tokens > budget for o in outcomes),
+        "strategy_cpu_seconds": stats([o.strategy_cpu_seconds for o in outcomes]),
+        "candidates_seen": stats([float(len(o.candidates_seen)) for o in outcomes], as_int=True),
+        "generate_calls": stats([float(sum(not c.refused for c in o.calls)) for o in outcomes], as_int=True),
+        "wall_seconds": stats([o.wall_seconds for o in outcomes]),
+        "model_seconds": stats([o.model_seconds for o in outcomes]),
+        "overhead_seconds": stats([o.overhead_seconds for o in outcomes]),
+        "per_query_ndcg@10": per_query,
+    }
+
+
+def run_pool(
+    runner: Runner,
+    queries: Sequence[PoolQuery],
+    qrels: Qrels,
+    out_dir: str | Path,
+    on_query: Callable[[QueryOutcome], None] | None = None,
+) -> dict[str, Any]:
+    """Run every query, writing RUN_DIR/ledgers/QID.json as it goes, then run.jsonl, run.trec, summary.json."""
+    out = Path(out_dir)
+    (out / "ledgers").mkdir(parents=True, exist_ok=True)
+    outcomes = []
+    t0 = time.monotonic()
+    for query in queries:
+        outcome = runner.run_query(query)
+        record = outcome.to_json()
+        record["ndcg@10"] = 0.0 if outcome.failed else ndcg(list(outcome.ids), qrels.of(query.query_id), 10)
+        write_json_atomic(out / "ledgers" / f"{_safe(query.query_id)}.json", record)
+        outcomes.append(outcome)
+        if on_query:
+            on_query(outcome)
+    lines = [
+        ResultLine(o.query_id, tuple(ScoredDoc(d, float(len(o.ids) - i)) for i, d in enumerate(o.ids)))
+        for o in outcomes
+    ]
+    write_results(out / "run.jsonl", lines)
+    write_trec_run(out / "run.trec", lines, tag="citator-rerank")
+    summary = summarize(outcomes, qrels, runner.limits.weighted_tokens)
+    summary["total_seconds"] = time.monotonic() - t0
+    summary["load_seconds"] = runner.load_seconds
+    summary["warm_up_seconds"] = runner.warm_up_seconds
+    summary["model_id"] = getattr(runner.backend, "model_id", "unknown")
+    summary["strategy_command"] = runner.argv
+    summary["strategy_python"] = runner.python
+    summary["strategy_user"] = runner.user.name if runner.user else None
+    summary["limits"] = runner.limits.to_json()
+    return summary
+
+
+def run_dl(
+    pool: str | Path, qrels_path: str | Path, runner: Runner, out_dir: str | Path, limit: int | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """The `citator rerank` harness: reads pool and qrels, runs, writes RUN_DIR/summary.json and returns it."""
+    queries = read_pool(pool, limit)
+    qrels = read_graded_qrels(qrels_path)
+
+    def report(o: QueryOutcome) -> None:
+        status = f"FAILED {o.failure.kind}: {o.failure.reason}" if o.failure else "ok"
+        print(
+            f"{o.query_id}: {o.weighted_tokens} tokens, {len(o.candidates_seen)} seen, "
+            f"{o.strategy_cpu_seconds:.3f} CPU s, {o.wall_seconds:.2f} s, {status}",
+            file=sys.stderr,
+        )
+
+    summary = run_pool(runner, queries, qrels, out_dir, report if progress else None)
+    summary["pool"] = str(pool)
+    summary["pool_sha256"] = _sha256(pool)
+    summary["qrels"] = str(qrels_path)
+    summary["limit"] = limit
+    write_json_atomic(Path(out_dir) / "summary.json", summary)
+    return summary
+
+
+def _safe(query_id: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in query_id)
+
+
+def _sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

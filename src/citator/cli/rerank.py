@@ -1,0 +1,52 @@
+"""`citator rerank` (the DL harness through the trusted runner) and `citator rerank-strategy NAME`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("rerank", help="rerank a pool of BM25 candidates with a strategy under the token budget")
+    p.add_argument("--pool", required=True, help="pool JSONL(.gz): query_id, query, candidates")
+    p.add_argument("--qrels", required=True, help='graded qrels JSON {query_id: {doc_id: grade}}')
+    p.add_argument("--model", required=True, help="local causal LM directory (Qwen3-1.7B); nothing is downloaded")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--strategy", help="built-in strategy: bm25, first-token, pointwise, adaptive")
+    which.add_argument("--strategy-command", help='command line of a strategy program, e.g. "python my.py"')
+    p.add_argument("--deployment", help="deployment.json (only attention and cpu_threads)")
+    p.add_argument("--out", required=True, help="run directory: run.jsonl, run.trec, ledgers/, summary.json")
+    p.add_argument("--limit", type=int, help="only the first N queries of the pool")
+    p.add_argument("--strategy-python", help="interpreter for strategies (default: the first one the sandbox user can run)")
+    p.add_argument("--cpu-seconds", type=float, default=1.0, help="strategy CPU limit per query (spec: 1)")
+    p.add_argument("--response-timeout", type=float, default=90.0, help="seconds per strategy message (spec: 90)")
+    p.add_argument("--quiet", action="store_true", help="no per-query progress lines")
+    p.set_defaults(func=run_rerank)
+
+    s = sub.add_parser("rerank-strategy", help="serve one query with a built-in strategy over stdin/stdout (JSONL)")
+    s.add_argument("name", help="bm25, first-token, pointwise or adaptive")
+    s.set_defaults(func=run_strategy)
+
+
+def run_rerank(args: argparse.Namespace) -> int:
+    from citator.bench.rerank_dl import run_dl
+    from citator.rerank.deployment import load_deployment
+    from citator.rerank.limits import Limits
+    from citator.rerank.runner import Runner
+
+    if args.limit is not None and args.limit < 1:
+        raise SystemExit("--limit must be >= 1")
+    deployment = load_deployment(args.deployment)
+    limits = Limits(cpu_seconds=args.cpu_seconds, response_timeout_s=args.response_timeout)
+    strategy = args.strategy or args.strategy_command
+    runner = Runner.load(args.model, deployment, strategy, limits, python=args.strategy_python)
+    summary = run_dl(args.pool, args.qrels, runner, args.out, args.limit, progress=not args.quiet)
+    keys = ("queries", "failed_queries", "ndcg@10", "reward", "weighted_tokens", "strategy_cpu_seconds")
+    print(json.dumps({k: summary[k] for k in keys}, indent=2))
+    return 0
+
+
+def run_strategy(args: argparse.Namespace) -> int:
+    from citator.rerank.strategies.__main__ import main
+
+    return main([args.name])

@@ -1,0 +1,49 @@
+"""The per-query limits a strategy runs under; constructor values so tests can shrink them."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from citator.rerank.errors import RerankError
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Spec defaults (SPEC section 2); everything the runner enforces per query."""
+
+    weighted_tokens: int = 2048
+    output_weight: int = 4
+    cpu_seconds: float = 1.0
+    response_timeout_s: float = 90.0
+    max_message_bytes: int = 1 << 20
+    max_result_ids: int = 10
+    # Free `count` calls still cost the runner time; a cap keeps a looping strategy from stalling a run.
+    max_requests: int = 512
+    # After `result` the strategy should exit; it gets this long before it is killed.
+    exit_grace_s: float = 2.0
+    model_load_s: float = 600.0
+    warm_up_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.weighted_tokens < 1 or self.output_weight < 1:
+            raise RerankError("weighted_tokens and output_weight must be >= 1")
+        if self.cpu_seconds <= 0 or self.response_timeout_s <= 0 or self.exit_grace_s <= 0:
+            raise RerankError("cpu_seconds, response_timeout_s and exit_grace_s must be > 0")
+        if self.max_message_bytes < 1024 or self.max_result_ids < 1 or self.max_requests < 1:
+            raise RerankError("max_message_bytes must be >= 1024, max_result_ids and max_requests >= 1")
+
+    def budgets(self) -> dict[str, Any]:
+        """The `budgets` object of the query message."""
+        return {
+            "weighted_tokens": self.weighted_tokens,
+            "output_weight": self.output_weight,
+            "cpu_seconds": self.cpu_seconds,
+            "response_timeout_s": self.response_timeout_s,
+            "max_message_bytes": self.max_message_bytes,
+            "max_result_ids": self.max_result_ids,
+            "max_requests": self.max_requests,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)

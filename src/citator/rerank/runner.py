@@ -1,0 +1,223 @@
+"""The trusted runner: owns the model, counts tokens, keeps the ledger, and runs one fresh sandboxed
+strategy process per query. Strategy misbehaviour never raises: it fails that query with a recorded reason."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from citator.models.llm import LLMBackend
+from citator.rerank.deployment import Deployment
+from citator.rerank.errors import RerankError
+from citator.rerank.interpreter import builtin_argv, strategy_env, strategy_python
+from citator.rerank.ledger import Refused, TokenLedger
+from citator.rerank.limits import Limits
+from citator.rerank.outcome import Failure, QueryOutcome
+from citator.rerank.pool import PoolQuery
+from citator.rerank.protocol import (
+    CountRequest,
+    GenerateRequest,
+    ProtocolViolation,
+    ResultRequest,
+    count_reply,
+    encode,
+    error_reply,
+    generation_reply,
+    parse_request,
+    query_message,
+    refused_reply,
+)
+from citator.rerank.sandbox import SandboxUser, StrategyProcess, sandbox_user
+from citator.rerank.strategies import STRATEGIES
+
+STDERR_TAIL = 2000
+
+
+class Runner:
+    """Runs strategies against one loaded backend; `strategy` is a built-in name or a command line."""
+
+    def __init__(
+        self,
+        backend: LLMBackend,
+        strategy: str | Sequence[str],
+        limits: Limits | None = None,
+        *,
+        user: str | None = "nobody",
+        python: str | None = None,
+        work_root: str | Path | None = None,
+    ) -> None:
+        self.backend = backend
+        self.limits = limits or Limits()
+        self.user: SandboxUser | None = sandbox_user(user) if user else None
+        if user is None and os.geteuid() == 0:
+            raise RerankError("refusing to run strategies as root; pass user='nobody' (the default)")
+        self.python = strategy_python(self.user, python)
+        self.argv = self._argv(strategy)
+        self.work_root = Path(work_root) if work_root else None
+        self.load_seconds: float | None = None
+        self.warm_up_seconds: float | None = None
+
+    def _argv(self, strategy: str | Sequence[str]) -> list[str]:
+        if isinstance(strategy, str) and strategy in STRATEGIES:
+            return builtin_argv(strategy, self.python)
+        argv = shlex.split(strategy) if isinstance(strategy, str) else list(strategy)
+        if not argv:
+            raise RerankError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)} or a command")
+        # "python ..." means the interpreter the sandbox user can run (see interpreter.py).
+        if argv[0] in ("python", "python3"):
+            argv[0] = self.python
+        return argv
+
+    @classmethod
+    def load(
+        cls, model_dir: str | Path, deployment: Deployment, strategy: str | Sequence[str], limits: Limits | None = None,
+        **kwargs: object,
+    ) -> Runner:
+        """Load the model from a local directory and warm it up, timing both against the limits."""
+        from citator.models.transformers_llm import TransformersLLM
+
+        limits = limits or Limits()
+        t0 = time.monotonic()
+        backend = TransformersLLM(model_dir, attention=deployment.attention, cpu_threads=deployment.cpu_threads)
+        load_s = time.monotonic() - t0
+        if load_s > limits.model_load_s:
+            raise RerankError(f"model load took {load_s:.0f} s, limit {limits.model_load_s:.0f} s")
+        t0 = time.monotonic()
+        backend.warm_up()
+        warm_s = time.monotonic() - t0
+        if warm_s > limits.warm_up_s:
+            raise RerankError(f"warm-up took {warm_s:.0f} s, limit {limits.warm_up_s:.0f} s")
+        runner = cls(backend, strategy, limits, **kwargs)  # type: ignore[arg-type]
+        runner.load_seconds, runner.warm_up_seconds = load_s, warm_s
+        return runner
+
+    def _work_dir(self) -> Path:
+        work = Path(tempfile.mkdtemp(prefix="citator-strategy-", dir=self.work_root))
+        if self.user:
+            os.chown(work, self.user.uid, self.user.gid)
+        os.chmod(work, 0o700)
+        return work
+
+    def run_query(self, query: PoolQuery) -> QueryOutcome:
+        """One query in a fresh strategy process; never raises for anything the strategy does."""
+        limits = self.limits
+        ledger = TokenLedger(limits.weighted_tokens, limits.output_weight)
+        t0 = time.monotonic()
+        model_s = 0.0
+        counts = 0
+        seen: dict[str, None] = {}
+        ids: tuple[str, ...] = ()
+        failure: Failure | None = None
+        notes: list[str] = []
+        work = self._work_dir()
+        err_fd, err_name = tempfile.mkstemp(prefix="citator-strategy-stderr-")
+        os.close(err_fd)
+        proc: StrategyProcess | None = None
+        try:
+            proc = StrategyProcess(self.argv, strategy_env(work, self.python), work, Path(err_name), limits, self.user)
+            proc.send(encode(query_message(query, limits)))
+            pool_ids = query.ids()
+            requests = 0
+            while True:
+                line = proc.read_line()
+                requests += 1
+                if requests > limits.max_requests:
+                    raise ProtocolViolation("too_many_requests", f"more than {limits.max_requests} requests")
+                req = parse_request(line, pool_ids, limits)
+                if isinstance(req, ResultRequest):
+                    ids = req.ids
+                    break
+                tm = time.monotonic()
+                try:
+                    tokens = self.backend.count(req.messages)
+                except Exception as exc:  # noqa: BLE001 - a prompt the tokenizer rejects fails the query only
+                    raise ProtocolViolation("backend_error", f"count failed: {exc!r}") from None
+                if isinstance(req, CountRequest):
+                    counts += 1
+                    model_s += time.monotonic() - tm
+                    proc.send(encode(count_reply(tokens, ledger.left)))
+                    continue
+                assert isinstance(req, GenerateRequest)
+                try:
+                    ledger.reserve(tokens, req.max_new_tokens)
+                except Refused as r:
+                    model_s += time.monotonic() - tm
+                    proc.send(encode(refused_reply(r.needed, r.left)))
+                    continue
+                try:
+                    gen = self.backend.generate(req.messages, req.max_new_tokens, req.logprob_tokens)
+                except Exception as exc:  # noqa: BLE001
+                    ledger.release()
+                    raise ProtocolViolation("backend_error", f"generate failed: {exc!r}") from None
+                model_s += time.monotonic() - tm
+                entry = ledger.settle(gen.output_tokens)
+                if gen.input_tokens != tokens:
+                    notes.append(f"backend reported {gen.input_tokens} input tokens, counted {tokens}")
+                seen.update(dict.fromkeys(req.candidate_ids))
+                proc.send(
+                    encode(
+                        generation_reply(
+                            gen.text, tokens, entry.output_tokens, entry.weighted, ledger.left, gen.logprobs,
+                            gen.multi_token,
+                        )
+                    )
+                )
+            if not proc.wait(limits.exit_grace_s):
+                notes.append(f"strategy did not exit within {limits.exit_grace_s} s of its result; killed")
+            proc.check_cpu(force_scan=True)
+        except ProtocolViolation as v:
+            failure = Failure(v.kind, v.reason)
+        except Exception as exc:  # noqa: BLE001 - the runner goes on with the next query whatever happens
+            failure = Failure("runner_error", f"{type(exc).__name__}: {exc}")
+        finally:
+            if proc is not None:
+                if failure is not None and proc.returncode is None:
+                    _tell(proc, failure)
+                proc.close()
+                if proc.cpu > limits.cpu_seconds and (failure is None or failure.kind != "cpu"):
+                    failure = Failure("cpu", f"strategy used {proc.cpu:.2f} CPU s, limit {limits.cpu_seconds} s")
+            shutil.rmtree(work, ignore_errors=True)
+            stderr = _tail(err_name)
+        return QueryOutcome(
+            query_id=query.query_id,
+            ids=() if failure else ids,
+            failure=failure,
+            budget=ledger.budget,
+            weighted_tokens=ledger.spent,
+            calls=tuple(ledger.entries),
+            count_calls=counts,
+            candidates_seen=tuple(seen),
+            strategy_cpu_seconds=proc.cpu if proc else 0.0,
+            wall_seconds=time.monotonic() - t0,
+            model_seconds=model_s,
+            notes=tuple(notes),
+            stderr_tail=stderr,
+        )
+
+
+def _tell(proc: StrategyProcess, failure: Failure) -> None:
+    """Best effort: let a still-running strategy know why it is being stopped."""
+    try:
+        os.write(proc._in, encode(error_reply(failure.kind, failure.reason)))
+    except OSError:
+        pass
+
+
+def _tail(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - STDERR_TAIL))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass

@@ -1,0 +1,66 @@
+"""A strategy that behaves like bm25 except on query 47923, where it fails in the way argv[1] names.
+
+Raw JSON on purpose (no SDK): the runner must cope with anything a program can write.
+"""
+
+import json
+import sys
+import time
+
+TARGET = "47923"
+
+
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def main(mode):
+    query = json.loads(sys.stdin.readline())
+    ids = [c["id"] for c in query["candidates"]][:10]
+    if query["query_id"] != TARGET or mode == "none":
+        send({"type": "result", "ids": ids})
+        return 0
+    if mode == "garbage":
+        sys.stdout.write("this is not json\n")
+        sys.stdout.flush()
+        time.sleep(0.5)
+    elif mode == "unknown_id":
+        send({"type": "result", "ids": ids[:9] + ["not-in-pool"]})
+    elif mode == "duplicate_ids":
+        send({"type": "result", "ids": ids[:9] + ids[:1]})
+    elif mode == "too_many_ids":
+        send({"type": "result", "ids": [c["id"] for c in query["candidates"]][:11]})
+    elif mode == "missing_result":
+        return 0
+    elif mode == "cpu":
+        while True:
+            pass
+    elif mode == "slow":
+        time.sleep(30)
+        send({"type": "result", "ids": ids})
+    elif mode == "crash":
+        raise RuntimeError("strategy bug")
+    elif mode == "oversize":
+        send({"type": "count", "messages": [{"role": "user", "content": "x" * 200_000}]})
+    elif mode == "bad_request":
+        send({"type": "generate", "messages": [{"role": "user", "content": "hi"}], "max_new_tokens": 0})
+    elif mode == "unknown_candidate":
+        send({"type": "generate", "messages": [{"role": "user", "content": "hi"}], "max_new_tokens": 1,
+              "candidate_ids": ["not-in-pool"]})
+    elif mode == "too_many_requests":
+        while True:
+            send({"type": "count", "messages": [{"role": "user", "content": "hi"}]})
+            sys.stdin.readline()
+    elif mode == "fork_cpu":
+        import os
+        if os.fork() == 0:
+            while True:
+                pass
+        time.sleep(30)
+    time.sleep(30)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
