@@ -137,3 +137,10 @@ def test_the_leak_check_catches_the_planted_model_outputs(review_server) -> None
     # Positive control: the run's own files do contain what the pages must not.
     assert {"rank", "score", "p_useful", "proposed"} <= set(leaks((review_server.run_dir / "rerank.jsonl").read_text()))
     assert "rank" in leaks((review_server.run_dir / "pool.jsonl").read_text())
+
+
+def test_serve_binds_to_loopback_by_default() -> None:
+    from citator.cli.main import build_parser
+
+    args = build_parser().parse_args(["review", "serve", "--db", "labels.sqlite", "--port", "9999"])
+    assert (args.host, args.port) == ("127.0.0.1", 9999)
