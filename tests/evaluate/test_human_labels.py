@@ -6,6 +6,8 @@ import math
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from citator.evaluate.human_labels import (
     DISAGREE,
@@ -128,3 +130,19 @@ def test_summarise_by_group_counts_what_could_not_be_computed() -> None:
     assert list(held.not_computed) == [STALE, UNKNOWN]
     (empty,) = summarise("P@5", {"c": Outcome(None, UNKNOWN)}, {"c": "dev"})
     assert empty.mean is None and empty.computed == 0
+
+
+GRADE_OR_REASON = st.one_of(st.integers(0, 3), st.sampled_from([UNKNOWN, STALE, DRAFT, DISAGREE, NOT_JUDGED]))
+
+
+@given(st.lists(GRADE_OR_REASON, min_size=5, max_size=12))
+def test_computed_exactly_when_fully_judged(values: list[int | str]) -> None:
+    docs = [f"d{i}" for i in range(len(values))]
+    grades = _grades(dict(zip(docs, values, strict=True)))
+    p = judged_precision(docs, grades)
+    assert (p.value is not None) == all(isinstance(v, int) for v in values[:5])
+    n = pooled_ndcg(docs, docs, grades)
+    all_judged = all(isinstance(v, int) for v in values)
+    assert (n.value is not None) == (all_judged and any(v for v in values if isinstance(v, int)))
+    if n.value is not None:
+        assert 0.0 <= n.value <= 1.0

@@ -18,7 +18,7 @@ from jinja2 import Environment, PackageLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from citator.errors import LabelStoreError
-from citator.labels.records import GRADE_NAMES, GRADES, Reviewer, parse_grade
+from citator.labels.records import GRADE_NAMES, GRADES, LabelRecord, Reviewer, ReviewItem, parse_grade
 from citator.labels.store import LabelStore
 from citator.server.review.csrf import CSRF_COOKIE, CSRF_FIELD, csrf_ok, csrf_token_for
 
@@ -38,11 +38,10 @@ _HEADERS = {
 _templates = Environment(loader=PackageLoader("citator.server.review", "templates"), autoescape=True)
 
 
-def _status_of(store: LabelStore, reviewer: Reviewer, item_key: str, hashes: tuple[str, str, str]) -> str:
-    label = store.label(reviewer, item_key)
+def _status(label: LabelRecord | None, item: ReviewItem) -> str:
     if label is None:
         return "to do"
-    if label.hashes != hashes:
+    if label.is_stale_for(item):
         return "stale"
     return "complete" if label.complete else "draft"
 
@@ -124,8 +123,9 @@ def create_app(db_path: str | Path) -> FastAPI:
         reviewer = signed_in(request, s)
         if reviewer is None:
             return RedirectResponse("/", status_code=303)
+        labels = {(lab.query_id, lab.doc_id): lab for lab in s.labels(reviewer.name)}
         rows = [
-            {"n": n, "item": it, "status": _status_of(s, reviewer, it.key, it.hashes)}
+            {"n": n, "item": it, "status": _status(labels.get((it.query_id, it.doc_id)), it)}
             for n, it in enumerate(s.queue(reviewer), 1)
         ]
         return page(request, "queue.html", reviewer=reviewer, progress=s.progress(reviewer), rows=rows,
@@ -141,7 +141,7 @@ def create_app(db_path: str | Path) -> FastAPI:
         if current is None or key not in keys:
             return refuse(request, 404, "No such review item.", reviewer)
         label = s.label(reviewer, key)
-        stale = label is not None and label.hashes != current.hashes
+        stale = label is not None and label.is_stale_for(current)
         at = keys.index(key)
         return page(
             request, "item.html",
