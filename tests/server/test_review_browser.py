@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,13 @@ def test_reviewer_grades_and_completes_in_a_real_browser(review_server) -> None:
         assert leaks(text) == [], url
     assert not [url for url, _ in bodies if url.endswith(".js") or "json" in url]
     assert (ARTIFACTS / "review-item.png").stat().st_size > 10_000
+
+
+def test_missing_chromium_fails_in_ci_and_skips_elsewhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", tmp_path / "no-chromium")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="missing in CI"):
+        _require_chromium()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="not installed"):
+        _require_chromium()
