@@ -39,7 +39,8 @@ def _grades(values: dict[str, int | str]) -> dict[str, DocGrade]:
     [
         ([Judgment("a", 2, True, False)], DocGrade(2)),
         ([Judgment("a", 2, True, False), Judgment("b", 2, True, False)], DocGrade(2)),
-        ([Judgment("a", 2, True, False), Judgment("b", 3, True, False)], DocGrade(None, DISAGREE)),
+        ([Judgment("a", 2, True, False), Judgment("b", 3, True, False)], DocGrade(2)),
+        ([Judgment("a", 3, True, False), Judgment("b", 1, True, False), Judgment("c", 3, True, False)], DocGrade(3)),
         ([Judgment("a", None, True, False)], DocGrade(None, UNKNOWN)),
         ([Judgment("a", None, True, False), Judgment("b", 1, True, False)], DocGrade(1)),
         ([Judgment("a", 3, True, True)], DocGrade(None, STALE)),
@@ -51,6 +52,14 @@ def _grades(values: dict[str, int | str]) -> dict[str, DocGrade]:
 )
 def test_resolve_uses_only_complete_fresh_known_grades(judgments: list[Judgment], expected: DocGrade) -> None:
     assert resolve(judgments) == expected
+
+
+def test_the_agree_rule_gives_no_grade_when_reviewers_differ() -> None:
+    judgments = [Judgment("a", 2, True, False), Judgment("b", 3, True, False)]
+    assert resolve(judgments, "agree") == DocGrade(None, DISAGREE)
+    assert resolve(judgments[:1] * 2, "agree") == DocGrade(2)
+    with pytest.raises(ValueError):
+        resolve(judgments, "mean")
 
 
 def test_precision_when_all_five_are_judged() -> None:

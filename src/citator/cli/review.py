@@ -57,6 +57,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ranking", action="append", default=[], metavar="NAME=FILE",
                    help='extra ranking, JSON lines {"query_id", "doc_ids"} (repeatable); keyword order is always in')
     p.add_argument("--reviewer", help="use one reviewer's labels only")
+    p.add_argument("--consensus", choices=("lower-median", "agree"), default="lower-median",
+                   help="several reviewers: lower median of their grades (default, as the statute benchmark) "
+                   "or no grade unless they agree")
     p.add_argument("--min-grade", type=int, default=2, help="lowest grade that counts as relevant for P@5")
     p.add_argument("--json", dest="json_out", help="write the full report (per query too) here")
     p.set_defaults(func=run_metrics)
@@ -153,7 +156,8 @@ def run_metrics(args: argparse.Namespace) -> int:
         if not sep or not name or not path:
             raise CitatorError(f"--ranking expects NAME=FILE, got {spec!r}")
         rankings[name] = read_ranking(path)
-    report = human_label_report(entries, labels, rankings, reviewer=args.reviewer, min_grade=args.min_grade)
+    report = human_label_report(entries, labels, rankings, reviewer=args.reviewer, consensus=args.consensus,
+                                min_grade=args.min_grade)
     print(f"{'ranking':<12}{'facet':<9}{'metric':<8}{'group':<24}{'mean':>8}{'n':>5}  not computed")
     for ranking, facet, s in report.rows:
         mean = "-" if s.mean is None else f"{s.mean:.4f}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from statistics import fmean
+from statistics import fmean, median_low
 
 from citator.evaluate.ndcg import ndcg
 from citator.evaluate.precision import precision
@@ -24,6 +24,7 @@ DISAGREE = "reviewers disagree"
 DRAFT = "review not marked complete"
 NOT_JUDGED = "not judged"
 NOTHING_RELEVANT = "no relevant document in the pool (ideal DCG is 0)"
+CONSENSUS_RULES = ("lower-median", "agree")
 REASONS = (NOT_IN_RANKING, FEWER_THAN_K, OUTSIDE_POOL, STALE, UNKNOWN, DISAGREE, DRAFT, NOT_JUDGED, NOTHING_RELEVANT)
 
 
@@ -65,13 +66,19 @@ class MetricSummary:
     per_query: Mapping[str, float | None]
 
 
-def resolve(judgments: Sequence[Judgment]) -> DocGrade:
-    """Combine reviewers: complete, fresh, known grades must agree; otherwise say why there is no grade."""
+def resolve(judgments: Sequence[Judgment], consensus: str = "lower-median") -> DocGrade:
+    """Combine reviewers' complete, fresh, known grades; otherwise say why there is no grade.
+
+    "lower-median" (the statute benchmark's rule) takes the lower median of those grades; "agree" gives no
+    grade when they differ.
+    """
+    if consensus not in CONSENSUS_RULES:
+        raise ValueError(f"consensus must be one of {CONSENSUS_RULES}, got {consensus!r}")
     usable = [j for j in judgments if j.complete and not j.stale]
-    known = {j.grade for j in usable if j.grade is not None}
-    if len(known) == 1:
-        return DocGrade(known.pop())
-    if len(known) > 1:
+    known = [j.grade for j in usable if j.grade is not None]
+    if known and (consensus == "lower-median" or len(set(known)) == 1):
+        return DocGrade(median_low(known))
+    if known:
         return DocGrade(None, DISAGREE)
     if usable:
         return DocGrade(None, UNKNOWN)

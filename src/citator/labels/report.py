@@ -58,7 +58,11 @@ def read_ranking(path: str | Path) -> dict[str, list[str]]:
 
 
 def doc_grades(
-    entries: Sequence[PoolEntry], labels: Sequence[LabelRecord], facet: str, reviewer: str | None = None
+    entries: Sequence[PoolEntry],
+    labels: Sequence[LabelRecord],
+    facet: str,
+    reviewer: str | None = None,
+    consensus: str = "lower-median",
 ) -> tuple[dict[str, dict[str, DocGrade]], int]:
     """query_id -> doc_id -> usable grade for one facet; also the number of labels for items not in the run."""
     if facet not in FACETS:
@@ -79,7 +83,7 @@ def doc_grades(
         )
     grades: dict[str, dict[str, DocGrade]] = {}
     for (q, d), js in judgments.items():
-        grades.setdefault(q, {})[d] = resolve(js)
+        grades.setdefault(q, {})[d] = resolve(js, consensus)
     return grades, outside
 
 
@@ -89,6 +93,7 @@ def human_label_report(
     rankings: Mapping[str, Mapping[str, Sequence[str]]],
     *,
     reviewer: str | None = None,
+    consensus: str = "lower-median",
     k: int = 5,
     min_grade: int = 2,
 ) -> HumanLabelReport:
@@ -101,7 +106,7 @@ def human_label_report(
     rows: list[tuple[str, str, MetricSummary]] = []
     outside = 0
     for facet in FACETS:
-        grades, outside = doc_grades(entries, labels, facet, reviewer)
+        grades, outside = doc_grades(entries, labels, facet, reviewer, consensus)
         for name, ranking in rankings.items():
             p_at_k: dict[str, Outcome] = {}
             n_at_k: dict[str, Outcome] = {}
