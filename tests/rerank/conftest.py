@@ -34,6 +34,11 @@ def short_limits():  # noqa: ANN201
     return Limits(cpu_seconds=0.6, response_timeout_s=2.0, max_message_bytes=64 * 1024, max_requests=40, exit_grace_s=1.0)
 
 
-def script(name: str, *args: str) -> list[str]:
-    """Strategy command for a test script; "python" becomes the sandbox user's interpreter."""
-    return ["python", str(SCRIPTS / name), *args]
+@pytest.fixture(scope="session")
+def script():  # noqa: ANN201
+    """script(name, *args): strategy command for a test script ("python" becomes the sandbox's interpreter)."""
+
+    def command(name: str, *args: str) -> list[str]:
+        return ["python", str(SCRIPTS / name), *args]
+
+    return command

@@ -20,17 +20,27 @@ def main():
     budget = query["budgets"]["weighted_tokens"]
     w = query["budgets"]["output_weight"]
     cwd = os.getcwd()
+    listing = sorted(os.listdir(cwd))
     with open("scratch.txt", "w") as f:
         f.write("writable")
     report = {
         "uid": os.getuid(),
         "cwd": cwd,
-        "cwd_listing": sorted(os.listdir(cwd)),
+        "cwd_listing": listing,
         "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "home": os.environ.get("HOME"),
     }
-    msgs = [{"role": "user", "content": "Is this relevant? " + query["query"]}]
-    n = ask({"type": "count", "messages": msgs})["input_tokens"]
+    def prompt(pad):
+        return [{"role": "user", "content": "Is this relevant? " + query["query"] + " word" * pad}]
+
+    # Pad the prompt to about budget - 30 tokens, so the exact-fit call needs only a few output tokens.
+    pad = 0
+    n = ask({"type": "count", "messages": prompt(pad)})["input_tokens"]
+    for _ in range(5):
+        pad = max(0, pad + (budget - 30) - n)
+        n = ask({"type": "count", "messages": prompt(pad)})["input_tokens"]
+    msgs = prompt(pad)
+    report["pad"] = pad
     report["count"] = n
     # One token too many: input + w * max_new = budget + something > budget.
     over = (budget - n) // w + 1
@@ -39,8 +49,9 @@ def main():
     report["exact_max_new"] = exact
     first = ask({"type": "generate", "messages": msgs, "max_new_tokens": exact, "logprob_tokens": ["yes", "no", "Maybe not"],
                  "candidate_ids": [query["candidates"][0]["id"]]})
-    report["first"] = first
+    report["first"] = {k: v for k, v in first.items() if k != "text"}
     report["after"] = ask({"type": "generate", "messages": msgs, "max_new_tokens": 1})
+    report["after"].pop("text", None)
     sys.stderr.write("REPORT " + json.dumps(report) + "\n")
     send({"type": "result", "ids": [c["id"] for c in query["candidates"]][:10]})
     return 0

@@ -1,0 +1,77 @@
+"""The strategy process: unprivileged, own empty writable work dir, no GPU, light SDK, exact reservation rule."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from citator.rerank.interpreter import BOOTSTRAP, PACKAGE_PARENT
+from citator.rerank.runner import Runner
+from citator.rerank.strategies import STRATEGIES
+
+
+def _report(outcome) -> dict:  # noqa: ANN001
+    line = next(ln for ln in outcome.stderr_tail.splitlines() if ln.startswith("REPORT "))
+    return json.loads(line[len("REPORT ") :])
+
+
+@pytest.fixture(scope="module")
+def probe(tiny_llm, pool, short_limits, script):  # noqa: ANN001, ANN201
+    runner = Runner(tiny_llm, script("probe.py"), short_limits)
+    outcome = runner.run_query(pool[0])
+    assert outcome.failure is None, outcome
+    return outcome, _report(outcome), runner
+
+
+def test_runs_unprivileged_in_an_empty_private_work_dir_without_gpu(probe) -> None:  # noqa: ANN001
+    outcome, report, runner = probe
+    if os.geteuid() == 0:
+        assert report["uid"] == runner.user.uid != 0
+    assert report["cwd_listing"] == []
+    assert report["home"] == report["cwd"]
+    assert report["cuda"] == ""
+    assert not os.path.exists(report["cwd"])  # removed after the query
+
+
+def test_count_is_exact_and_the_reservation_rule_is_enforced(probe, tiny_llm, pool) -> None:  # noqa: ANN001
+    outcome, report, _ = probe
+    msgs = [{"role": "user", "content": "Is this relevant? " + pool[0].query + " word" * report["pad"]}]
+    assert report["count"] == tiny_llm.count(msgs)
+    assert 2048 - 40 < report["count"] <= 2048 - 4
+    assert report["over"]["type"] == "refused"
+    assert report["over"]["needed"] == report["count"] + 4 * (report["exact_max_new"] + 1) > 2048
+    first = report["first"]
+    assert first["type"] == "generation"
+    assert first["input_tokens"] == report["count"]
+    assert first["weighted_tokens"] == first["input_tokens"] + 4 * first["output_tokens"]
+    assert first["budget_left"] == 2048 - first["weighted_tokens"]
+    assert set(first["logprobs"]) == {"yes", "no", "Maybe not"}
+    assert first["multi_token"] == ["Maybe not"]
+    assert all(v <= 0 for v in first["logprobs"].values())
+    after = report["after"]
+    if first["budget_left"] >= report["count"] + 4:
+        assert after["type"] == "generation"
+    else:
+        assert after["type"] == "refused"
+    assert outcome.weighted_tokens <= 2048
+    assert outcome.weighted_tokens == sum(c.weighted for c in outcome.calls)
+    assert [c.refused for c in outcome.calls][:2] == [True, False]
+    assert outcome.candidates_seen == (pool[0].candidates[0].id,)
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_strategy_process_imports_no_heavy_module(name: str) -> None:
+    """Start-up counts against the 1 CPU-second: a built-in strategy loads json and the SDK, not torch."""
+    code = BOOTSTRAP.split("from citator")[0] + (
+        f"import importlib;from citator.rerank.strategies import STRATEGIES;importlib.import_module(STRATEGIES[{name!r}])\n"
+        "import citator.rerank.strategy\n"
+        "heavy=[m for m in ('torch','transformers','numpy','citator.data','citator.evaluate','dataclasses','typing')"
+        " if m in sys.modules];print(heavy)"
+    )
+    import sys
+
+    out = subprocess.run([sys.executable, "-S", "-c", code, PACKAGE_PARENT], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
