@@ -79,12 +79,15 @@ def _session_members(sid: int) -> list[int]:
     return out
 
 
-def _rlimits(cpu_seconds: float) -> None:
+def _rlimits(cpu_seconds: float, dropped: bool) -> None:
     cap = int(cpu_seconds) + 2
     resource.setrlimit(resource.RLIMIT_CPU, (cap, cap + 1))
     resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if dropped:
+        # Counts every process of the sandbox user, so only set when that user is not the runner's own.
+        resource.setrlimit(resource.RLIMIT_NPROC, (256, 256))
 
 
 class StrategyProcess:
@@ -118,7 +121,7 @@ class StrategyProcess:
                 group=user.gid if user else None,
                 extra_groups=[] if user else None,
                 umask=0o077,
-                preexec_fn=lambda: _rlimits(limits.cpu_seconds),
+                preexec_fn=lambda: _rlimits(limits.cpu_seconds, user is not None),
             )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in = self.proc.stdin.fileno()
