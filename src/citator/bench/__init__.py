@@ -1,0 +1,1 @@
+"""The three workloads end to end: stance retrieval, metered reranking harness, statute benchmark."""

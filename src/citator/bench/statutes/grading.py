@@ -1,0 +1,163 @@
+"""Grading a run's pools: metered chat requests under budget with receipts, or local similarity scores."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from citator.bench.statutes import prompt
+from citator.bench.statutes.pool import Pool
+from citator.bench.statutes.receipts import (
+    ATTEMPTED, COMPLETED, FAILED, Budget, Ledger, ReceiptStore, charge, now, preflight_tokens, refusal, request_hash,
+)
+from citator.data.atomic import write_jsonl_atomic
+from citator.data.jsonl import iter_jsonl
+from citator.providers.base import ChatProvider, SimilarityProvider, chat_payload
+from citator.providers.grades import GradeDistribution, InvalidResponse, parse_chat_grades, usage_of
+
+Key = tuple[str, str]  # (query_id, doc_id)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One thing that did not work, listed in failures.jsonl and the report."""
+
+    query_id: str
+    stage: str
+    reason: str
+    doc_ids: tuple[str, ...] = ()
+    request_hash: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"query_id": self.query_id, "stage": self.stage, "reason": self.reason,
+                "doc_ids": list(self.doc_ids), "request_hash": self.request_hash}
+
+
+@dataclass
+class Grading:
+    """A run's graded candidates: distributions (chat) or scores (similarity), failures and spend."""
+
+    distributions: dict[Key, GradeDistribution] = field(default_factory=dict)
+    scores: dict[Key, float] = field(default_factory=dict)
+    failures: list[Failure] = field(default_factory=list)
+    request_hashes: list[str] = field(default_factory=list)
+    sent_now: int = 0
+    ledger: Ledger = Ledger(0, 0, 0, 0)
+    preflight_exceeded: int = 0
+
+
+def _send(provider: ChatProvider, store: ReceiptStore, payload: dict[str, Any], digest: str,
+          receipt: dict[str, Any] | None, meta: dict[str, Any]) -> dict[str, Any]:
+    attempts = int(receipt.get("attempts", 0)) + 1 if receipt else 1
+    record = {**meta, "request_hash": digest, "request": payload, "preflight_tokens": preflight_tokens(payload),
+              "attempts": attempts, "attempted_at": now(), "status": ATTEMPTED}
+    # Written before sending: a crash after this point leaves proof that the request may have gone out.
+    store.put(record)
+    exchange = provider.send(payload)
+    done = {**record, "finished_at": now(), "http_status": exchange.status, "response": exchange.body,
+            "error": exchange.error, "status": COMPLETED if exchange.status == 200 and exchange.error is None else FAILED}
+    store.put(done)
+    return done
+
+
+def grade_chat(
+    pools: Sequence[Pool], provider: ChatProvider, store: ReceiptStore, budget: Budget, *,
+    resend_attempted: bool = False, on_sent: Callable[[int], None] | None = None,
+) -> Grading:
+    """Grade every pool batch by batch in suite order; reuse receipts; never retry on its own."""
+    out = Grading(ledger=store.ledger())
+    for pool in pools:
+        qid = pool.query.query_id
+        for number, batch in enumerate(prompt.batches(pool.items)):
+            labels = prompt.labels(len(batch))
+            doc_ids = tuple(i.doc_id for i in batch)
+            payload = chat_payload(provider.model, prompt.messages(pool.query.text, batch), prompt.max_tokens(len(batch)))
+            digest = request_hash(payload)
+            out.request_hashes.append(digest)
+            receipt = store.get(digest)
+            meta = {"query_id": qid, "batch": number, "doc_ids": list(doc_ids), "labels": labels,
+                    "prompt_version": prompt.PROMPT_VERSION, "provider": provider.describe()}
+            if receipt is not None and receipt["status"] == ATTEMPTED and not resend_attempted:
+                out.failures.append(Failure(qid, "attempted_unfinished", "sent before an interruption with no "
+                                            "outcome recorded; not re-sent (use --resend-attempted)", doc_ids, digest))
+                continue
+            if receipt is None or receipt["status"] == ATTEMPTED:
+                bound = preflight_tokens(payload)
+                why = refusal(out.ledger, budget, bound)
+                if why is not None:
+                    out.failures.append(Failure(qid, "budget", f"not sent: {why}", doc_ids, digest))
+                    continue
+                before = charge(receipt) if receipt else Ledger(0, 0, 0, 0)
+                receipt = _send(provider, store, payload, digest, receipt, meta)
+                after = charge(receipt)
+                out.ledger = Ledger(
+                    out.ledger.attempts + after.attempts - before.attempts,
+                    out.ledger.input_tokens + after.input_tokens - before.input_tokens,
+                    out.ledger.reported_input_tokens + after.reported_input_tokens - before.reported_input_tokens,
+                    out.ledger.reported_output_tokens + after.reported_output_tokens - before.reported_output_tokens,
+                )
+                out.sent_now += 1
+                if on_sent is not None:
+                    on_sent(out.sent_now)
+            _read_outcome(receipt, qid, labels, doc_ids, digest, out)
+    return out
+
+
+def _read_outcome(receipt: dict[str, Any], qid: str, labels: list[str], doc_ids: tuple[str, ...], digest: str,
+                  out: Grading) -> None:
+    if receipt["status"] != COMPLETED:
+        out.failures.append(Failure(qid, "request", receipt.get("error") or f"HTTP {receipt.get('http_status')}",
+                                    doc_ids, digest))
+        return
+    body = receipt.get("response")
+    try:
+        usage = usage_of(body)
+        grades = parse_chat_grades(body, labels)
+    except InvalidResponse as exc:
+        out.failures.append(Failure(qid, "invalid_response", str(exc), doc_ids, digest))
+        return
+    if usage.prompt_tokens > int(receipt["preflight_tokens"]):
+        out.preflight_exceeded += 1
+    for label, doc_id in zip(labels, doc_ids):
+        out.distributions[(qid, doc_id)] = grades[label]
+
+
+def score_similarity(pools: Sequence[Pool], provider: SimilarityProvider, cache: Path) -> Grading:
+    """Similarity of each query to its candidates' caption + passage; cached by hashes so reruns reuse it."""
+    cached: dict[tuple[str, str, str], float] = {}
+    if cache.is_file():
+        for _, row in iter_jsonl(cache):
+            cached[(row["query_id"], row["doc_id"], row["passage_sha256"])] = float(row["score"])
+    out = Grading()
+    rows = []
+    for pool in pools:
+        qid = pool.query.query_id
+        keys = [(qid, i.doc_id, i.passage_sha256) for i in pool.items]
+        if not all(k in cached for k in keys):
+            values = provider.similarity(pool.query.text, [f"{i.caption}\n{i.passage}" for i in pool.items])
+            cached.update(zip(keys, values))
+        for key in keys:
+            out.scores[(key[0], key[1])] = cached[key]
+            rows.append({"query_id": key[0], "doc_id": key[1], "passage_sha256": key[2], "score": cached[key]})
+    write_jsonl_atomic(cache, rows)
+    return out
+
+
+def grades_rows(pools: Sequence[Pool], grading: Grading) -> list[dict[str, Any]]:
+    """grades.jsonl: one validated grade distribution per graded candidate, in pool order."""
+    rows = []
+    for pool in pools:
+        for item in pool.items:
+            dist = grading.distributions.get((item.query_id, item.doc_id))
+            if dist is not None:
+                rows.append({"query_id": item.query_id, "doc_id": item.doc_id, "probs": list(dist.probs),
+                             "source": dist.source, "p_useful": dist.p_useful, "confidence": dist.confidence,
+                             "grade": dist.grade})
+    return rows
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False)

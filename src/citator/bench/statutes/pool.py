@@ -1,0 +1,80 @@
+"""The candidate pool: exactly 30 keyword hits per query, each with its hashed passage (pool.jsonl)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from citator.bench.statutes.keyword import KeywordIndex
+from citator.bench.statutes.passages import extract_passage
+from citator.data.statutes import SuiteQuery, sha256_text
+from citator.errors import StatuteError
+
+POOL_SIZE = 30
+# The keys of pool.jsonl, in order: the contract with the human-review app.
+POOL_KEYS = (
+    "query_id", "query", "split", "family", "kind", "doc_id", "heading", "section_text", "section_sha256",
+    "caption", "passage", "passage_sha256", "keyword_rank",
+)
+
+
+@dataclass(frozen=True)
+class PoolItem:
+    """One (query, candidate) of a pool, with the exact section and passage texts and their hashes."""
+
+    query_id: str
+    query: str
+    split: str
+    family: str
+    kind: str
+    doc_id: str
+    heading: str
+    section_text: str
+    section_sha256: str
+    caption: str
+    passage: str
+    passage_sha256: str
+    keyword_rank: int
+    keyword_score: float
+
+    def to_json(self) -> dict[str, object]:
+        """The pool.jsonl line (contract keys only; the keyword score lives in metrics)."""
+        row = asdict(self)
+        return {k: row[k] for k in POOL_KEYS}
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A query's 30 candidates in keyword order; `fallback` says no query term matched any section."""
+
+    query: SuiteQuery
+    items: tuple[PoolItem, ...]
+    fallback: bool
+
+    @property
+    def doc_ids(self) -> list[str]:
+        return [i.doc_id for i in self.items]
+
+
+def build_pool(index: KeywordIndex, query: SuiteQuery, size: int = POOL_SIZE) -> Pool:
+    """Retrieve exactly `size` sections for `query` and extract each one's passage."""
+    if len(index.sections) < size:
+        raise StatuteError("sections", None, f"the corpus has {len(index.sections)} sections; a pool needs {size}")
+    hits = index.search(query.text, size)
+    terms = frozenset(index.analyzer.terms(query.text))
+    items = []
+    for hit in hits:
+        section = index.sections[hit.index]
+        passage = extract_passage(section, terms, index.analyzer.terms, index.idf)
+        items.append(PoolItem(
+            query.query_id, query.text, query.split, query.family, query.kind, section.doc_id, section.heading,
+            section.text, sha256_text(section.text), passage.caption, passage.text, passage.sha256,
+            hit.rank, hit.score,
+        ))
+    # With no matching term every score is 0 and the pool is corpus order: kept, but disclosed.
+    return Pool(query, tuple(items), fallback=all(h.score == 0.0 for h in hits))
+
+
+def build_pools(index: KeywordIndex, queries: Sequence[SuiteQuery], size: int = POOL_SIZE) -> list[Pool]:
+    """Pools for every ranking and outside-corpus query, in suite order (citation controls need none)."""
+    return [build_pool(index, q, size) for q in queries if q.kind != "exact_citation"]

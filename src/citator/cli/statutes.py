@@ -1,0 +1,101 @@
+"""`citator bench statutes` (the statute relevance benchmark) and `citator provider-serve`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from citator.errors import ConfigError
+
+
+def _bench_group(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """The `bench` command group, created once; other workloads may add their own subcommands to it."""
+    bench = sub.choices.get("bench")
+    if bench is None:
+        bench = sub.add_parser("bench", help="run a workload benchmark (see `citator bench -h`)")
+        bench.set_defaults(func=lambda args: (bench.print_help(), 2)[1])
+        bench._citator_sub = bench.add_subparsers(dest="bench_command", metavar="WORKLOAD")  # type: ignore[attr-defined]
+    return bench._citator_sub  # type: ignore[attr-defined]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = _bench_group(sub).add_parser("statutes", help="statute relevance benchmark: keyword pool vs reranked order")
+    p.add_argument("--corpus", required=True, type=Path, help="sections JSONL (doc_id, title, text, ...)")
+    p.add_argument("--suite", required=True, type=Path, help="suite JSONL (query_id, text, split, family, kind, targets)")
+    p.add_argument("--provider", required=True, choices=("none", "local", "openai", "embedding"))
+    p.add_argument("--out", required=True, type=Path, help="run directory (re-running resumes from its receipts)")
+    p.add_argument("--model", type=Path, help="local: model directory; embedding: encoder directory (default MiniLM)")
+    p.add_argument("--base-url", help="openai: base URL, e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--model-name", help="openai: model name")
+    p.add_argument("--model-version", help="openai: pinned model version sent and checked (default: the name)")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="openai: environment variable holding the key")
+    p.add_argument("--timeout", type=float, default=120.0, help="openai: seconds per request (no retries)")
+    p.add_argument("--device", help="local: torch device (default cuda if available, else cpu)")
+    p.add_argument("--labels", type=Path, help="human labels JSONL (review export) for calibration")
+    p.add_argument("--resend-attempted", action="store_true",
+                   help="re-send requests that were attempted but have no recorded outcome")
+    p.add_argument("--max-requests", type=int, default=272, help="attempted-request cap (at most 272)")
+    p.add_argument("--max-input-tokens", type=int, default=2_000_000, help="input-token cap (at most 2,000,000)")
+    p.set_defaults(func=run_bench_statutes)
+
+    s = sub.add_parser("provider-serve", help="serve a local model through an OpenAI-compatible chat API")
+    s.add_argument("--model", required=True, type=Path, help="local causal LM directory")
+    s.add_argument("--port", required=True, type=int)
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--served-name", help="model name clients must send (default: DIRNAME:model_type)")
+    s.add_argument("--api-key-env", help="require this environment variable's value as the Bearer key")
+    s.add_argument("--device")
+    s.set_defaults(func=run_provider_serve)
+
+
+def _provider(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    if args.provider == "none":
+        return None
+    if args.provider == "embedding":
+        from citator.providers.embedding import EmbeddingProvider
+
+        return EmbeddingProvider(args.model)
+    if args.provider == "local":
+        from citator.providers.local import LocalProvider
+
+        if args.model is None:
+            raise ConfigError("--provider local needs --model DIR")
+        return LocalProvider(args.model, device=args.device)
+    from citator.providers.openai_http import OpenAIHTTPProvider
+
+    if not (args.base_url and args.model_name):
+        raise ConfigError("--provider openai needs --base-url and --model-name")
+    return OpenAIHTTPProvider(args.base_url, args.model_name, args.model_version, api_key_env=args.api_key_env,
+                              timeout_s=args.timeout)
+
+
+def run_bench_statutes(args: argparse.Namespace) -> int:
+    from citator.bench.statutes.receipts import MAX_INPUT_TOKENS, MAX_REQUESTS, Budget
+    from citator.bench.statutes.run import RunConfig, run_statutes
+
+    if not 0 < args.max_requests <= MAX_REQUESTS or not 0 < args.max_input_tokens <= MAX_INPUT_TOKENS:
+        raise ConfigError(f"budgets may only be lowered: at most {MAX_REQUESTS} requests, {MAX_INPUT_TOKENS} tokens")
+    config = RunConfig(args.corpus, args.suite, args.out, args.labels, args.resend_attempted,
+                       Budget(args.max_requests, args.max_input_tokens))
+    metrics = run_statutes(config, _provider(args))
+    for split, kinds in metrics["by_split"].items():
+        for kind, row in kinds.items():
+            rer = (metrics["reranked_by_split"] or {}).get(split, {}).get(kind)
+            line = f"{split:<8} {kind:<15} n={row['queries']:<3} keyword hit@5={row['hit@5']:.3f} rr={row['rr']:.3f}"
+            if rer:
+                line += f"  reranked hit@5={rer['hit@5']:.3f} rr={rer['rr']:.3f}"
+            print(line + f"  coverage={row['coverage']:.3f}")
+    print(f"provider requests: {metrics['provider_requests']}; failures: {json.dumps(metrics['failures'])}")
+    print(f"wrote {args.out / 'metrics.json'} and {args.out / 'report.md'}")
+    return 0
+
+
+def run_provider_serve(args: argparse.Namespace) -> int:
+    from citator.server.provider_server import serve
+
+    print(f"serving {args.model} on http://{args.host}:{args.port}/v1", file=sys.stderr, flush=True)
+    serve(args.model, host=args.host, port=args.port, served_name=args.served_name, api_key_env=args.api_key_env,
+          device=args.device)
+    return 0

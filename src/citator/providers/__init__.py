@@ -1,0 +1,9 @@
+"""Graders for the statute benchmark behind one `Provider` seam: HTTP chat, local LLM, embedding similarity."""
+
+from citator.providers.base import ChatProvider, Exchange, Provider, SimilarityProvider, chat_payload
+from citator.providers.grades import GradeDistribution, InvalidResponse, parse_chat_grades
+
+__all__ = [
+    "ChatProvider", "Exchange", "Provider", "SimilarityProvider", "chat_payload",
+    "GradeDistribution", "InvalidResponse", "parse_chat_grades",
+]

@@ -1,0 +1,64 @@
+"""The Provider seam: chat providers send one OpenAI-style request; similarity providers score texts."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# Top alternatives per generated token, enough to hold every grade digit at a grade position.
+TOP_LOGPROBS = 5
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request's outcome as received: HTTP status (0 when nothing came back), raw body, transport error."""
+
+    status: int
+    body: Any
+    error: str | None = None
+
+
+def chat_payload(model: str, messages: Sequence[Mapping[str, str]], max_tokens: int) -> dict[str, Any]:
+    """The exact OpenAI chat-completions request body: greedy, with per-token log-probabilities asked for."""
+    return {
+        "model": model,
+        "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
+        "max_tokens": max_tokens,
+        "temperature": 0,
+        "logprobs": True,
+        "top_logprobs": TOP_LOGPROBS,
+    }
+
+
+class Provider(ABC):
+    """Anything that can grade or score a query's candidates; `describe` goes into the run manifest."""
+
+    name: str
+    metered: bool
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """Provider name, model and pinned version (never credentials)."""
+
+
+class ChatProvider(Provider):
+    """A chat-completions grader; every call is metered, budgeted and receipted by the caller."""
+
+    metered = True
+    model: str
+
+    @abstractmethod
+    def send(self, payload: Mapping[str, Any]) -> Exchange:
+        """Send one request exactly once (no retries) and return what came back."""
+
+
+class SimilarityProvider(Provider):
+    """A local scorer with no model calls to meter (e.g. embedding similarity)."""
+
+    metered = False
+
+    @abstractmethod
+    def similarity(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One score per text, higher is more relevant."""
