@@ -22,6 +22,7 @@ MODES = {
     "unknown_candidate": "unknown_id",
     "too_many_requests": "too_many_requests",
     "fork_cpu": "cpu",
+    "close_stdout": "missing_result",
 }
 
 

@@ -190,7 +190,10 @@ class StrategyProcess:
                     self._buffer += chunk
                 else:
                     self._eof = True
-                    self.wait(self.limits.exit_grace_s)
+                    if not self.wait(self.limits.exit_grace_s):
+                        raise ProtocolViolation(
+                            "missing_result", "strategy closed its output without a result and did not exit"
+                        )
             self.check_cpu()
 
     def _missing_result(self) -> tuple[str, str]:

@@ -52,6 +52,9 @@ def main(mode):
         while True:
             send({"type": "count", "messages": [{"role": "user", "content": "hi"}]})
             sys.stdin.readline()
+    elif mode == "close_stdout":
+        import os
+        os.close(1)
     elif mode == "fork_cpu":
         import os
         if os.fork() == 0:
