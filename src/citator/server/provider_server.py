@@ -7,15 +7,17 @@ import os
 from pathlib import Path
 from typing import Any
 
+# Top-level on purpose: FastAPI resolves string annotations such as `Request` from module globals.
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
 from citator.errors import ProviderError
 from citator.providers.local import LocalChatModel, RequestRejected
 
 
 def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None = None) -> Any:
     """A FastAPI app with /v1/models and /v1/chat/completions; `api_key`, when set, is required as a Bearer token."""
-    from fastapi import FastAPI, Request
-    from fastapi.responses import JSONResponse
-
     app = FastAPI(title="citator provider-serve", docs_url=None, redoc_url=None, openapi_url=None)
 
     def _error(status: int, message: str) -> JSONResponse:
@@ -51,8 +53,6 @@ def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None =
             return _error(400, "n must be 1")
         try:
             # Generation is CPU/GPU bound: run it off the event loop.
-            from starlette.concurrency import run_in_threadpool
-
             body = await run_in_threadpool(model.chat_completion, {**payload, "model": served_name})
         except RequestRejected as exc:
             return _error(400, str(exc))

@@ -1,0 +1,87 @@
+"""The HTTP provider against a real `citator provider-serve` subprocess serving a tiny random Qwen3."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from citator.bench.statutes.receipts import Budget, preflight_tokens
+from citator.bench.statutes.run import RunConfig, run_statutes
+from citator.providers.base import chat_payload
+from citator.providers.local import LocalChatModel
+from citator.providers.openai_http import OpenAIHTTPProvider
+from conftest import free_port, wait_ready, write_suite
+
+pytestmark = pytest.mark.slow
+KEY = "sk-citator-test-0123456789"
+
+
+@pytest.fixture(scope="module")
+def served(tiny_qwen3_causal_dir: Path) -> Iterator[str]:
+    port = free_port()
+    env = {**os.environ, "CITATOR_TEST_KEY": KEY, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "citator.cli.main", "provider-serve", "--model", str(tiny_qwen3_causal_dir),
+         "--port", str(port), "--served-name", "tiny-qwen3", "--api-key-env", "CITATOR_TEST_KEY", "--device", "cpu"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        wait_ready(f"http://127.0.0.1:{port}/v1/models", proc, headers={"Authorization": f"Bearer {KEY}"})
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_server_speaks_openai_chat_with_logprobs(served: str) -> None:
+    payload = chat_payload("tiny-qwen3", [{"role": "user", "content": "Grade C1."}], 6)
+    assert httpx.post(f"{served}/chat/completions", json=payload).status_code == 401
+    r = httpx.post(f"{served}/chat/completions", json=payload, headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
+    assert r.status_code == 200
+    body = r.json()
+    choice = body["choices"][0]
+    entries = choice["logprobs"]["content"]
+    assert "".join(e["token"] for e in entries) == choice["message"]["content"]
+    assert all(len(e["top_logprobs"]) == 5 for e in entries)
+    assert body["usage"]["completion_tokens"] <= 6 and body["model"] == "tiny-qwen3"
+    # The served prompt token count stays under the byte preflight bound of the same request.
+    assert body["usage"]["prompt_tokens"] <= preflight_tokens(payload)
+    sampled = httpx.post(f"{served}/chat/completions", json={**payload, "temperature": 0.7},
+                         headers={"Authorization": f"Bearer {KEY}"})
+    assert sampled.status_code == 400
+
+
+def test_benchmark_run_through_the_http_provider(served: str, tmp_path: Path, nrs_sections: Path,
+                                                 nrs_suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CITATOR_TEST_KEY", KEY)
+    suite = write_suite(tmp_path / "suite.jsonl", nrs_suite, ["nrs-dev-11", "nrs-exact-03"])
+    provider = OpenAIHTTPProvider(served, "tiny-qwen3", api_key_env="CITATOR_TEST_KEY")
+    out = tmp_path / "run"
+    metrics = run_statutes(RunConfig(nrs_sections, suite, out, budget=Budget(max_requests=3)), provider)
+    assert metrics["provider_requests"] == 3
+    receipts = [json.loads(p.read_text()) for p in sorted((out / "receipts").glob("*.json"))]
+    assert len(receipts) == 3 and all(r["status"] == "completed" and r["http_status"] == 200 for r in receipts)
+    for r in receipts:
+        assert r["response"]["usage"]["prompt_tokens"] <= r["preflight_tokens"]
+    # A random model rarely writes valid JSON: its answers are failures kept raw, the rest is over budget.
+    failures = metrics["failures"]
+    assert failures["budget"] == 5 and sum(failures.values()) - failures["budget"] + \
+        metrics["grading"]["graded"] // 4 == 3
+    assert metrics["usage"]["reported_input_tokens"] == sum(r["response"]["usage"]["prompt_tokens"] for r in receipts)
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_local_backend_answers_in_process(tiny_qwen3_causal_dir: Path) -> None:
+    model = LocalChatModel(tiny_qwen3_causal_dir, device="cpu")
+    body = model.chat_completion(chat_payload("x", [{"role": "user", "content": "Hi"}], 4))
+    assert body["usage"]["prompt_tokens"] > 0 and body["choices"][0]["finish_reason"] in ("stop", "length")
+    assert body == model.chat_completion(chat_payload("x", [{"role": "user", "content": "Hi"}], 4))  # greedy

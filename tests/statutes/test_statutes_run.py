@@ -1,0 +1,151 @@
+"""End-to-end runs on the NRS fixture with a counting in-process chat provider: contracts, controls, determinism."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from citator.bench.statutes.pool import POOL_KEYS, POOL_SIZE
+from citator.bench.statutes.receipts import Budget, preflight_tokens
+from citator.bench.statutes.run import RunConfig, run_statutes
+from citator.data.statutes import sha256_text
+from citator.errors import ReceiptError
+from citator.providers.base import ChatProvider, Exchange
+
+
+class CountingProvider(ChatProvider):
+    """A deterministic toy grader (ch. 0 captions get 3, others 1) that counts every call."""
+
+    name = "counting"
+
+    def __init__(self, bad_every: int = 0) -> None:
+        self.model = "counting-1"
+        self.calls: list[Mapping[str, Any]] = []
+        self.bad_every = bad_every
+
+    def describe(self) -> dict[str, Any]:
+        return {"provider": self.name, "model": self.model, "version": self.model}
+
+    def send(self, payload: Mapping[str, Any]) -> Exchange:
+        self.calls.append(payload)
+        user = payload["messages"][-1]["content"]
+        if self.bad_every and len(self.calls) % self.bad_every == 0:
+            content = "I think C1 is relevant."
+        else:
+            # Grade 3 for captions in chapter 0, else 1: a deterministic, content-dependent grader.
+            pairs = re.findall(r"^\[(C\d+)\] NRS (\S+)", user, flags=re.M)
+            content = json.dumps({label: (3 if num.startswith("0.") else 1) for label, num in pairs})
+        return Exchange(200, {"model": self.model, "choices": [{"index": 0, "message": {"role": "assistant",
+                        "content": content}, "logprobs": None}], "usage": {"prompt_tokens": 50, "completion_tokens": 9}})
+
+
+def _run(tmp_path: Path, nrs_sections: Path, nrs_suite: Path, provider: ChatProvider | None, name: str = "run",
+         **kw: Any) -> tuple[dict, Path]:
+    out = tmp_path / name
+    return run_statutes(RunConfig(nrs_sections, nrs_suite, out, **kw), provider), out
+
+
+def test_keyword_only_run_writes_the_contract(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
+    metrics, out = _run(tmp_path, nrs_sections, nrs_suite, None)
+    assert metrics["provider_requests"] == 0 and metrics["reranked_by_split"] is None
+    row = metrics["by_split"]["dev"]["ranking"]
+    assert set(row) >= {"queries", "hit@1", "hit@5", "hit@10", "rr", "coverage"} and row["queries"] == 6
+    assert isinstance(row["queries"], int) and all(isinstance(row[k], float) for k in row if k != "queries")
+    assert metrics["by_split"]["dev"]["exact_citation"] == {
+        "queries": 3, "hit@1": 1.0, "hit@5": 1.0, "hit@10": 1.0, "rr": 1.0, "coverage": 1.0}
+    lines = [json.loads(x) for x in (out / "pool.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 6 * POOL_SIZE
+    for line in lines:
+        assert tuple(line) == POOL_KEYS
+        assert line["section_sha256"] == sha256_text(line["section_text"])
+        assert line["passage_sha256"] == sha256_text(line["passage"])
+        assert len(line["passage"].encode()) <= 1200 and line["passage"] in line["section_text"].replace("\n", "\n")
+    assert sorted({x["keyword_rank"] for x in lines}) == list(range(1, POOL_SIZE + 1))
+    for name in ("manifest.json", "metrics.json", "report.md", "report.html", "usage.json", "failures.jsonl",
+                 "control_pools.jsonl"):
+        assert (out / name).is_file(), name
+    outside = metrics["controls"]["outside_corpus"]
+    assert [o["query_id"] for o in outside] == ["nrs-out-01"] and len(outside[0]["keyword_top"]) == 5
+
+
+def test_exact_citation_controls_make_no_provider_calls(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
+    provider = CountingProvider()
+    metrics, out = _run(tmp_path, nrs_sections, nrs_suite, provider)
+    citation_texts = {"NRS 432B.220", "432B.220", "NRS 0.025"}
+    asked = {re.search(r"^Question: (.*)$", c["messages"][-1]["content"], re.M).group(1) for c in provider.calls}
+    assert not asked & citation_texts
+    # 6 ranking + 1 outside-corpus query, 30 candidates each, 4 per request.
+    assert len(provider.calls) == 7 * 8 == metrics["provider_requests"]
+    assert all(c["provider_calls"] == 0 for c in metrics["controls"]["exact_citation"])
+    assert metrics["grading"]["graded"] == 7 * 30 and metrics["grading"]["sources"] == {"parsed": 210}
+    assert set(metrics["paired"]["dev"]) == {"hit@1", "hit@5", "hit@10", "rr"}
+    # The statutory-construction queries target ch. 0: the toy grader puts them first.
+    per = {q["query_id"]: q for q in metrics["per_query"]}
+    assert per["nrs-dev-11"]["reranked"]["hit@5"] == 1.0
+
+
+def test_same_inputs_and_receipts_give_identical_metrics(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
+    _, out = _run(tmp_path, nrs_sections, nrs_suite, CountingProvider(bad_every=5))
+    first = (out / "metrics.json").read_bytes()
+    again = CountingProvider()
+    _, out2 = _run(tmp_path, nrs_sections, nrs_suite, again)
+    assert out2 == out and again.calls == []  # everything came from receipts
+    assert (out / "metrics.json").read_bytes() == first
+    failures = [json.loads(x) for x in (out / "failures.jsonl").read_text().splitlines()]
+    assert failures and all(f["stage"] == "invalid_response" for f in failures)
+    receipt = json.loads((out / "receipts" / f"{failures[0]['request_hash']}.json").read_text())
+    assert receipt["response"]["choices"][0]["message"]["content"] == "I think C1 is relevant."  # kept raw
+
+
+def test_resuming_with_other_inputs_is_refused(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
+    _run(tmp_path, nrs_sections, nrs_suite, None)
+    with pytest.raises(ReceiptError, match="provider"):
+        _run(tmp_path, nrs_sections, nrs_suite, CountingProvider())
+
+
+def test_request_budget_stops_sending(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
+    provider = CountingProvider()
+    metrics, _ = _run(tmp_path, nrs_sections, nrs_suite, provider, budget=Budget(max_requests=5))
+    assert len(provider.calls) == 5 and metrics["provider_requests"] == 5
+    assert metrics["failures"] == {"budget": 7 * 8 - 5}
+
+
+def test_token_budget_refuses_by_preflight(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
+    provider = CountingProvider()
+    metrics, _ = _run(tmp_path, nrs_sections, nrs_suite, provider, budget=Budget(max_input_tokens=3000))
+    # Only requests whose byte bound fits what is left are sent; the multi-kilobyte ones are refused unsent.
+    assert all(preflight_tokens(c) <= 3000 for c in provider.calls)
+    assert 0 < len(provider.calls) < 56 and metrics["failures"] == {"budget": 56 - len(provider.calls)}
+    assert metrics["usage"]["input_tokens_charged"] <= 3000
+
+
+def test_human_labels_calibration_with_stale_and_unknown(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
+    _, out = _run(tmp_path, nrs_sections, nrs_suite, CountingProvider())
+    pool = [json.loads(x) for x in (out / "pool.jsonl").read_text().splitlines()]
+    labels = []
+    for i, item in enumerate(pool):
+        if item["query_id"] != "nrs-dev-11":
+            continue
+        grade = 3 if item["doc_id"] == "NRS 0.020" else (1 if i % 2 else 0)
+        labels.append({"query_id": item["query_id"], "doc_id": item["doc_id"], "reviewer": "ann",
+                       "section_grade": grade, "passage_grade": "unknown" if i % 7 == 0 else grade,
+                       "query_sha256": sha256_text(item["query"]), "section_sha256": item["section_sha256"],
+                       "passage_sha256": item["passage_sha256"], "complete": True})
+    labels.append({**labels[0], "passage_sha256": "0" * 64})  # stale: another passage text
+    labels.append({**labels[1], "reviewer": "bob", "complete": False})
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in labels))
+    metrics, out = _run(tmp_path, nrs_sections, nrs_suite, CountingProvider(), labels=path)
+    human = metrics["human_labels"]
+    assert human["labels_used"] == 30 and human["labels_stale"] == 1 and human["labels_incomplete"] == 1
+    section = human["section"]["dev"]
+    assert section["keyword"]["ndcg@5_queries"] == 1 and section["reranked"]["p@5_queries"] == 1
+    cal = human["calibration_passage"]["dev"]
+    assert cal["n"] == 30 - sum(1 for lab in labels[:30] if lab["passage_grade"] == "unknown")
+    assert len(cal["bins"]) == 5
+    assert (out / "reliability.png").is_file()
