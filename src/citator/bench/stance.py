@@ -1,0 +1,100 @@
+"""Workload 1 end to end: build an index (and start its server), then answer a query file within the contract."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from citator.data import read_queries, validate_results, write_results
+from citator.data.records import ResultLine
+from citator.errors import CitatorError, IndexDirError, ResultsError
+from citator.retrieve.config import RetrievalConfig
+from citator.retrieve.index_dir import Manifest, build_index, read_manifest
+from citator.retrieve.service_protocol import PID_NAME, READY_NAME, search_via_service, service_dir
+
+
+def stop_server(index_dir: Path, wait: float = 10.0) -> bool:
+    """Stop a server recorded in the index dir, if one is alive; True if one was stopped."""
+    pid_file = service_dir(index_dir) / PID_NAME
+    try:
+        pid = int(pid_file.read_text().strip())
+        os.kill(pid, signal.SIGTERM)
+    except (OSError, ValueError):
+        return False
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return True
+        time.sleep(0.05)
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+    return True
+
+
+def start_server(index_dir: Path, timeout: float = 300.0) -> int:
+    """Start `citator serve` detached (its own session, logs in the index dir); wait until it is ready."""
+    directory = service_dir(index_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        (directory / READY_NAME).unlink()
+    log = (directory / "server.log").open("ab")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "citator.cli.main", "serve", "--index-dir", str(index_dir)],
+        stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
+    )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise CitatorError(f"search server exited with code {proc.returncode}; see {directory / 'server.log'}")
+        ready = directory / READY_NAME
+        if ready.is_file() and json.loads(ready.read_text()).get("pid") == proc.pid:
+            return proc.pid
+        time.sleep(0.1)
+    proc.kill()
+    raise CitatorError(f"search server not ready after {timeout:.0f} s; see {directory / 'server.log'}")
+
+
+def build(
+    corpus: Path, index_dir: Path, model: Path | None = None, config: RetrievalConfig | None = None, serve: bool = True
+) -> Manifest:
+    """Stop any old server, build the index atomically, then start a fresh server for it."""
+    stop_server(index_dir)
+    manifest = build_index(corpus, index_dir, model, config)
+    if serve:
+        start_server(index_dir)
+    return manifest
+
+
+def search(index_dir: Path, queries_path: Path, k: int = 10, use_server: bool = True) -> tuple[list[ResultLine], str]:
+    """Results for every query, from the live server when it answers correctly, else in-process."""
+    queries = read_queries(queries_path)
+    manifest = read_manifest(index_dir)
+    results = search_via_service(index_dir, manifest.fingerprint, queries, k) if use_server else None
+    how = "server"
+    if results is None:
+        from citator.retrieve.searcher import StanceSearcher
+
+        results = StanceSearcher(index_dir).search(queries, k)
+        how = "in-process"
+    doc_ids = set(json.loads(manifest.path(index_dir, "doc_ids.json").read_text(encoding="utf-8")))
+    problems = validate_results(results, doc_ids, queries, k)
+    if problems:
+        raise ResultsError("results", None, "refusing to write invalid output: " + "; ".join(problems[:5]))
+    return results, how
+
+
+def search_to_file(index_dir: Path, queries_path: Path, output: Path, k: int = 10, use_server: bool = True) -> str:
+    """Search, validate, then write the output atomically; nothing is written on any failure."""
+    if not index_dir.is_dir():
+        raise IndexDirError(f"{index_dir}: index directory not found; run build.sh first")
+    results, how = search(index_dir, queries_path, k, use_server)
+    write_results(output, results)
+    return how

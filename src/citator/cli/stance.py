@@ -1,0 +1,75 @@
+"""`citator build`, `citator search` and `citator serve`: the workload-1 contract behind build.sh and run.sh."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    b = sub.add_parser("build", help="build a stance-retrieval index (and start its search server)")
+    b.add_argument("--corpus", required=True, type=Path)
+    b.add_argument("--index-dir", required=True, type=Path)
+    b.add_argument("--model", type=Path, help="local encoder directory (default: the bundled MiniLM)")
+    b.add_argument("--config", type=Path, help="retrieval config JSON (default: the tuned defaults)")
+    b.add_argument("--no-serve", action="store_true", help="do not start the search server")
+    b.set_defaults(func=run_build)
+
+    s = sub.add_parser("search", help="answer a queries file from an index; writes validated results atomically")
+    s.add_argument("--index-dir", required=True, type=Path)
+    s.add_argument("--queries", required=True, type=Path)
+    s.add_argument("--output", required=True, type=Path)
+    s.add_argument("--top-k", type=int, default=10)
+    s.add_argument("--no-server", action="store_true", help="search in-process even if a server is running")
+    s.set_defaults(func=run_search)
+
+    v = sub.add_parser("serve", help="hold an index in memory and answer searches over its Unix socket")
+    v.add_argument("--index-dir", required=True, type=Path)
+    v.set_defaults(func=run_serve)
+
+    t = sub.add_parser("stop", help="stop the search server of an index directory")
+    t.add_argument("--index-dir", required=True, type=Path)
+    t.set_defaults(func=run_stop)
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from citator.bench.stance import build
+    from citator.data.jsonl import read_json
+    from citator.errors import ConfigError
+    from citator.retrieve.config import RetrievalConfig
+
+    config = RetrievalConfig.from_json(read_json(args.config, ConfigError)) if args.config else None  # type: ignore[arg-type]
+    start = time.monotonic()
+    manifest = build(args.corpus, args.index_dir, args.model, config, serve=not args.no_serve)
+    print(
+        f"built {args.index_dir}: {manifest.n_docs} documents, {manifest.n_passages} passages, "
+        f"encoder {manifest.encoder_id}, {time.monotonic() - start:.1f} s"
+        + ("" if args.no_serve else "; search server ready"),
+        file=sys.stderr,
+    )
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from citator.bench.stance import search_to_file
+
+    start = time.monotonic()
+    how = search_to_file(args.index_dir, args.queries, args.output, args.top_k, use_server=not args.no_server)
+    print(f"wrote {args.output} ({how}, {time.monotonic() - start:.2f} s)", file=sys.stderr)
+    return 0
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from citator.server.search_service import serve
+
+    serve(args.index_dir)
+    return 0
+
+
+def run_stop(args: argparse.Namespace) -> int:
+    from citator.bench.stance import stop_server
+
+    print("stopped" if stop_server(args.index_dir) else "no server running", file=sys.stderr)
+    return 0

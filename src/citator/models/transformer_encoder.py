@@ -1,0 +1,100 @@
+"""Encoder backend over a local transformers directory with sentence-transformers-style pooling.
+
+It reads the directory's own pooling config (mean, CLS or last token) but does not import
+sentence-transformers, whose import alone costs seconds that run.sh cannot spare.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from citator.models.encoder import Encoder
+
+
+def read_pooling(model_dir: Path) -> tuple[str, int | None]:
+    """(pooling mode, max_seq_length) from a sentence-transformers directory; mean pooling if none is stated."""
+    mode = "mean"
+    pooling = model_dir / "1_Pooling" / "config.json"
+    if pooling.is_file():
+        cfg = json.loads(pooling.read_text(encoding="utf-8"))
+        if cfg.get("pooling_mode_cls_token"):
+            mode = "cls"
+        elif cfg.get("pooling_mode_lasttoken"):
+            mode = "last"
+    max_len = None
+    st = model_dir / "sentence_bert_config.json"
+    if st.is_file():
+        max_len = json.loads(st.read_text(encoding="utf-8")).get("max_seq_length")
+    return mode, max_len
+
+
+class TransformerEncoder(Encoder):
+    """Symmetric encoder: queries are plain text; subclasses may format queries (e.g. with an instruction)."""
+
+    padding_side = "right"
+
+    def __init__(self, model_dir: str | Path, device: str | None = None, pooling: str | None = None,
+                 max_length: int | None = None) -> None:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        model_dir = Path(model_dir)
+        mode, st_max = read_pooling(model_dir)
+        self.pooling = pooling or mode
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
+        self.tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True, padding_side=self.padding_side)
+        self.model = AutoModel.from_pretrained(model_dir, local_files_only=True, dtype=dtype).to(self.device).eval()
+        self.max_length = max_length or st_max or 512
+        self.model_id = f"{self.model.config.model_type}:{model_dir.name}"
+        self.dim = int(self.model.config.hidden_size)
+
+    def format_query(self, text: str, stance: str) -> str:
+        return text
+
+    def format_document(self, text: str) -> str:
+        return text
+
+    def _pool(self, hidden, mask):  # type: ignore[no-untyped-def]
+        if self.pooling == "cls":
+            return hidden[:, 0]
+        if self.pooling == "last":
+            if self.padding_side == "left":
+                return hidden[:, -1]
+            last = mask.sum(dim=1) - 1
+            return hidden[range(hidden.shape[0]), last]
+        weights = mask.unsqueeze(-1).to(hidden.dtype)
+        return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+
+    def _encode(self, texts: Sequence[str], batch_size: int, progress: bool = False) -> np.ndarray:
+        import torch
+        import torch.nn.functional as F
+        from tqdm import tqdm
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        # Sorting by length keeps padding (and wasted compute) small; the original order is restored below.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in tqdm(range(0, len(texts), batch_size), desc="encode", disable=not progress):
+            idx = order[start : start + batch_size]
+            batch = self.tokenizer(
+                [texts[i] for i in idx], padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+            ).to(self.device)
+            with torch.inference_mode():
+                hidden = self.model(**batch).last_hidden_state
+            pooled = F.normalize(self._pool(hidden, batch["attention_mask"]).float(), p=2, dim=-1)
+            out[idx] = pooled.cpu().numpy()
+        return out
+
+    def encode_documents(self, texts: Sequence[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
+        return self._encode([self.format_document(t) for t in texts], batch_size, progress)
+
+    def encode_queries(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        return self._encode([self.format_query(t, s) for t, s in zip(texts, stances)], batch_size)

@@ -1,0 +1,42 @@
+"""Retrieval parameters: stored in the index manifest, tuned on `dev` only."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from citator.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    k1: float = 0.9
+    b: float = 0.4
+    passage_words: int = 200
+    passage_overlap: int = 50
+    fusion: str = "interpolate"  # or "rrf"
+    # Signal name -> weight. Signals: bm25 (whole document), bm25_maxp (best passage), dense (best passage).
+    weights: dict[str, float] = field(default_factory=lambda: {"bm25": 0.15, "bm25_maxp": 0.15, "dense": 0.7})
+    norm_depth: int = 100
+    rrf_k: int = 60
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> RetrievalConfig:
+        try:
+            config = cls(**obj)
+        except TypeError as exc:
+            raise ConfigError(f"retrieval config: {exc}") from None
+        config.check()
+        return config
+
+    def check(self) -> None:
+        if self.fusion not in ("interpolate", "rrf"):
+            raise ConfigError(f'fusion must be "interpolate" or "rrf", got {self.fusion!r}')
+        unknown = set(self.weights) - {"bm25", "bm25_maxp", "dense"}
+        if unknown:
+            raise ConfigError(f"unknown signals in weights: {sorted(unknown)}")
+        if self.passage_overlap >= self.passage_words:
+            raise ConfigError("passage_overlap must be smaller than passage_words")

@@ -1,0 +1,46 @@
+"""Exact inner-product search over stored unit vectors (numpy; faiss-cpu beyond ~1M vectors)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+FAISS_THRESHOLD = 1_000_000
+
+
+class DenseIndex:
+    """Unit vectors as a .npy file (float16 on disk to halve the size; scored in float32)."""
+
+    def __init__(self, vectors: np.ndarray) -> None:
+        self.vectors = vectors
+        self._faiss = None
+
+    def save(self, path: Path, dtype: str = "float16") -> None:
+        np.save(path, self.vectors.astype(dtype))
+
+    @classmethod
+    def load(cls, path: Path, mmap: bool = True) -> DenseIndex:
+        return cls(np.load(path, mmap_mode="r" if mmap else None))
+
+    @property
+    def size(self) -> int:
+        return int(self.vectors.shape[0])
+
+    def score_all(self, queries: np.ndarray) -> np.ndarray:
+        """float32 (n_queries, n_vectors) inner products."""
+        return (np.asarray(queries, dtype=np.float32) @ np.asarray(self.vectors, dtype=np.float32).T).astype(np.float32)
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k (indices, scores) per query; faiss IndexFlatIP for very large indexes."""
+        if self.size > FAISS_THRESHOLD:
+            import faiss
+
+            if self._faiss is None:
+                self._faiss = faiss.IndexFlatIP(self.vectors.shape[1])
+                self._faiss.add(np.ascontiguousarray(self.vectors, dtype=np.float32))
+            scores, idx = self._faiss.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+            return idx, scores
+        from citator.retrieve.fusion import top_k
+
+        return top_k(self.score_all(queries), k)

@@ -1,0 +1,62 @@
+"""Score fusion, as pure functions over (n_queries, n_docs) score matrices."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+
+def normalise_topn(scores: np.ndarray, n: int = 100) -> np.ndarray:
+    """Per query, map the n-th best score to 0 and the best to 1 (clipped), so signals share a scale."""
+    n = min(n, scores.shape[1])
+    part = -np.partition(-scores, n - 1, axis=1)
+    top = part[:, :1]
+    floor = np.sort(part[:, :n], axis=1)[:, :1]
+    span = np.where(top - floor > 1e-12, top - floor, 1.0)
+    return np.clip((scores - floor) / span, 0.0, None).astype(np.float32)
+
+
+def interpolate(signals: Mapping[str, np.ndarray], weights: Mapping[str, float], n: int = 100) -> np.ndarray:
+    """Weighted sum of top-n-normalised signals; signals with weight 0 are skipped."""
+    total: np.ndarray | None = None
+    for name, weight in weights.items():
+        if weight == 0:
+            continue
+        part = weight * normalise_topn(signals[name], n)
+        total = part if total is None else total + part
+    if total is None:
+        raise ValueError("every fusion weight is zero")
+    return total
+
+
+def ranks(scores: np.ndarray) -> np.ndarray:
+    """1-based rank of every document per query (ties broken by index)."""
+    order = np.argsort(-scores, axis=1, kind="stable")
+    out = np.empty_like(order)
+    rows = np.arange(scores.shape[0])[:, None]
+    out[rows, order] = np.arange(1, scores.shape[1] + 1)
+    return out
+
+
+def rrf(signals: Mapping[str, np.ndarray], weights: Mapping[str, float], k: int = 60) -> np.ndarray:
+    """Weighted reciprocal rank fusion: sum of w / (k + rank)."""
+    total: np.ndarray | None = None
+    for name, weight in weights.items():
+        if weight == 0:
+            continue
+        part = weight / (k + ranks(signals[name]).astype(np.float32))
+        total = part if total is None else total + part
+    if total is None:
+        raise ValueError("every fusion weight is zero")
+    return total
+
+
+def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and scores of the k best documents per query, best first."""
+    k = min(k, scores.shape[1])
+    idx = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    rows = np.arange(scores.shape[0])[:, None]
+    order = np.argsort(-scores[rows, idx], axis=1, kind="stable")
+    idx = idx[rows, order]
+    return idx, scores[rows, idx]

@@ -1,0 +1,135 @@
+"""The index directory: everything run.sh needs, built in a fresh sub-folder and switched to by one atomic manifest write.
+
+Only the index directory itself need be writable (the evaluator's rule), so builds never touch its parent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import citator
+from citator.data import read_corpus, write_json_atomic
+from citator.errors import IndexDirError
+from citator.retrieve.config import RetrievalConfig
+from citator.retrieve.dense import DenseIndex
+from citator.retrieve.lexical import LexicalIndex
+from citator.retrieve.passages import PassageSpec, passage_layout
+
+FORMAT = "citator-stance-index/1"
+MANIFEST = "manifest.json"
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Manifest:
+    corpus_sha256: str
+    n_docs: int
+    n_passages: int
+    encoder_path: str
+    encoder_id: str
+    config: RetrievalConfig
+    citator_version: str
+    built_at: float
+    data_dir: str
+
+    @property
+    def fingerprint(self) -> str:
+        """Identifies this exact index: a server must answer with the same one."""
+        raw = json.dumps([self.corpus_sha256, self.encoder_id, self.config.to_json(), self.built_at], sort_keys=True)
+        return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT, "complete": True, "corpus_sha256": self.corpus_sha256, "n_docs": self.n_docs,
+            "n_passages": self.n_passages, "encoder": {"path": self.encoder_path, "id": self.encoder_id},
+            "config": self.config.to_json(), "citator_version": self.citator_version, "built_at": self.built_at,
+            "data_dir": self.data_dir,
+        }
+
+    def path(self, index_dir: Path, name: str) -> Path:
+        return index_dir / self.data_dir / name
+
+
+def read_manifest(index_dir: Path) -> Manifest:
+    """Read and check the manifest; a missing, half-written or foreign index is refused."""
+    path = index_dir / MANIFEST
+    if not index_dir.is_dir():
+        raise IndexDirError(f"{index_dir}: index directory not found; run build.sh first")
+    if not path.is_file():
+        raise IndexDirError(f"{index_dir}: no {MANIFEST} (half-written or not an index); rebuild with build.sh")
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+        if obj.get("format") != FORMAT or obj.get("complete") is not True:
+            raise IndexDirError(f"{path}: format {obj.get('format')!r} is not {FORMAT!r} or build incomplete; rebuild")
+        manifest = Manifest(
+            corpus_sha256=obj["corpus_sha256"], n_docs=int(obj["n_docs"]), n_passages=int(obj["n_passages"]),
+            encoder_path=obj["encoder"]["path"], encoder_id=obj["encoder"]["id"],
+            config=RetrievalConfig.from_json(obj["config"]), citator_version=obj["citator_version"],
+            built_at=float(obj["built_at"]), data_dir=str(obj["data_dir"]),
+        )
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise IndexDirError(f"{path}: corrupt manifest ({type(exc).__name__}: {exc}); rebuild with build.sh") from None
+    for name in ("doc_ids.json", "passage_starts.npy", "dense.npy", "lexical_doc", "lexical_passage"):
+        if not manifest.path(index_dir, name).exists():
+            raise IndexDirError(f"{index_dir}: {name} is missing; the index is incomplete, rebuild with build.sh")
+    return manifest
+
+
+def build_index(
+    corpus_path: Path, index_dir: Path, encoder_path: Path | None = None, config: RetrievalConfig | None = None,
+    progress: bool = True,
+) -> Manifest:
+    """Build the whole index into a temp dir beside `index_dir`, then swap it into place."""
+    from citator.models.encoder import default_encoder_path, load_encoder
+
+    config = config or RetrievalConfig()
+    config.check()
+    docs = read_corpus(corpus_path)
+    encoder_path = Path(encoder_path) if encoder_path else default_encoder_path()
+    encoder = load_encoder(encoder_path)
+    index_dir = index_dir.absolute()
+    index_dir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="build-", dir=index_dir))
+    try:
+        titles = [d.title for d in docs]
+        texts = [d.text for d in docs]
+        spec = PassageSpec(config.passage_words, config.passage_overlap)
+        passages, starts = passage_layout(titles, texts, spec)
+        LexicalIndex.build([f"{t}\n{x}" for t, x in zip(titles, texts)], config.k1, config.b).save(tmp / "lexical_doc")
+        LexicalIndex.build(passages, config.k1, config.b).save(tmp / "lexical_passage")
+        np.save(tmp / "passage_starts.npy", starts)
+        vectors = encoder.encode_documents(passages, progress=progress)
+        DenseIndex(vectors).save(tmp / "dense.npy")
+        (tmp / "doc_ids.json").write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
+        manifest = Manifest(
+            corpus_sha256=file_sha256(corpus_path), n_docs=len(docs), n_passages=len(passages),
+            encoder_path=str(encoder_path.absolute()), encoder_id=encoder.model_id, config=config,
+            citator_version=citator.__version__, built_at=time.time(), data_dir=tmp.name,
+        )
+        os.chmod(tmp, 0o755)
+        # The manifest goes last and atomically: until it names the new folder, readers see the old build.
+        write_json_atomic(index_dir / MANIFEST, manifest.to_json())
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    for stale in index_dir.glob("build-*"):
+        if stale.name != tmp.name:
+            shutil.rmtree(stale, ignore_errors=True)
+    return manifest

@@ -1,0 +1,75 @@
+"""`citator serve`: keep encoder and index in memory and answer batch searches over a Unix socket."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socketserver
+from pathlib import Path
+from typing import Any
+
+from citator.data.atomic import write_json_atomic, write_text_atomic
+from citator.data.records import Query
+from citator.retrieve.searcher import StanceSearcher
+from citator.retrieve.service_protocol import (
+    MAX_REPLY_BYTES,
+    PID_NAME,
+    READY_NAME,
+    service_dir,
+    short_socket_path,
+)
+
+
+def _answer(searcher: StanceSearcher, fingerprint: str, raw: bytes) -> dict[str, Any]:
+    try:
+        request = json.loads(raw.decode("utf-8"))
+        if request.get("fingerprint") != fingerprint:
+            return {"fingerprint": fingerprint, "error": "fingerprint mismatch: this server holds another index"}
+        queries = [Query(q["query_id"], q["text"], q.get("stance", "all")) for q in request["queries"]]
+        results = searcher.search(queries, int(request.get("k", 10)))
+        return {"fingerprint": fingerprint, "results": [r.to_json() for r in results]}
+    except Exception as exc:  # noqa: BLE001 - a bad request must not take the server down
+        return {"fingerprint": fingerprint, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def serve(index_dir: str | Path) -> None:
+    """Load the index, write pid and ready files, then serve until SIGTERM/SIGINT."""
+    index_dir = Path(index_dir).absolute()
+    searcher = StanceSearcher(index_dir)
+    fingerprint = searcher.manifest.fingerprint
+    directory = service_dir(index_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    ready = directory / READY_NAME
+    with contextlib.suppress(FileNotFoundError):
+        ready.unlink()
+
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self) -> None:
+            raw = self.rfile.readline(MAX_REPLY_BYTES)
+            self.wfile.write((json.dumps(_answer(searcher, fingerprint, raw)) + "\n").encode())
+
+    with short_socket_path(directory) as path:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        server = socketserver.UnixStreamServer(path, Handler)
+    os.chmod(directory / "search.sock", 0o666)
+    # A warm-up query pays one-off costs (first encoder call) before anyone waits on them.
+    searcher.search([Query("warm-up", "warm up", "all")], 1)
+    write_text_atomic(directory / PID_NAME, f"{os.getpid()}\n")
+    write_json_atomic(ready, {"pid": os.getpid(), "fingerprint": fingerprint, "socket": "search.sock"})
+
+    def stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        for name in (READY_NAME, PID_NAME, "search.sock"):
+            with contextlib.suppress(FileNotFoundError):
+                (directory / name).unlink()
