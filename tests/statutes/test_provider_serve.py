@@ -15,7 +15,7 @@ import pytest
 from citator.bench.statutes.receipts import Budget, preflight_tokens
 from citator.bench.statutes.run import RunConfig, run_statutes
 from citator.providers.base import chat_payload
-from citator.providers.local import LocalChatModel
+from citator.providers.local import LocalChatModel, LocalProvider
 from citator.providers.openai_http import OpenAIHTTPProvider
 from conftest import free_port, wait_ready, write_suite
 
@@ -85,3 +85,12 @@ def test_local_backend_answers_in_process(tiny_qwen3_causal_dir: Path) -> None:
     body = model.chat_completion(chat_payload("x", [{"role": "user", "content": "Hi"}], 4))
     assert body["usage"]["prompt_tokens"] > 0 and body["choices"][0]["finish_reason"] in ("stop", "length")
     assert body == model.chat_completion(chat_payload("x", [{"role": "user", "content": "Hi"}], 4))  # greedy
+
+
+def test_local_provider_is_metered_like_any_other(tiny_qwen3_causal_dir: Path, tmp_path: Path, nrs_sections: Path,
+                                                  nrs_suite: Path) -> None:
+    suite = write_suite(tmp_path / "suite.jsonl", nrs_suite, ["nrs-dev-10"])
+    provider = LocalProvider(tiny_qwen3_causal_dir, device="cpu")
+    metrics = run_statutes(RunConfig(nrs_sections, suite, tmp_path / "run", budget=Budget(max_requests=2)), provider)
+    assert metrics["provider_requests"] == 2 and metrics["failures"]["budget"] == 6
+    assert len(list((tmp_path / "run" / "receipts").glob("*.json"))) == 2

@@ -64,7 +64,7 @@ def test_keyword_only_run_writes_the_contract(tmp_path: Path, nrs_sections: Path
         assert tuple(line) == POOL_KEYS
         assert line["section_sha256"] == sha256_text(line["section_text"])
         assert line["passage_sha256"] == sha256_text(line["passage"])
-        assert len(line["passage"].encode()) <= 1200 and line["passage"] in line["section_text"].replace("\n", "\n")
+        assert len(line["passage"].encode()) <= 1200 and line["passage"] in line["section_text"]
     assert sorted({x["keyword_rank"] for x in lines}) == list(range(1, POOL_SIZE + 1))
     for name in ("manifest.json", "metrics.json", "report.md", "report.html", "usage.json", "failures.jsonl",
                  "control_pools.jsonl"):
@@ -149,3 +149,15 @@ def test_human_labels_calibration_with_stale_and_unknown(tmp_path: Path, nrs_sec
     assert cal["n"] == 30 - sum(1 for lab in labels[:30] if lab["passage_grade"] == "unknown")
     assert len(cal["bins"]) == 5
     assert (out / "reliability.png").is_file()
+
+
+def test_cli_runs_and_refuses_raised_budgets(tmp_path: Path, nrs_sections: Path, nrs_suite: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from citator.cli.main import main
+
+    base = ["bench", "statutes", "--corpus", str(nrs_sections), "--suite", str(nrs_suite), "--provider", "none"]
+    assert main([*base, "--out", str(tmp_path / "cli")]) == 0
+    assert "dev      ranking" in capsys.readouterr().out
+    assert json.loads((tmp_path / "cli" / "metrics.json").read_text())["provider_requests"] == 0
+    assert main([*base, "--out", str(tmp_path / "x"), "--max-requests", "273"]) == 2
+    assert "budgets may only be lowered" in capsys.readouterr().err
