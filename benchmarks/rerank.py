@@ -61,7 +61,7 @@ def main() -> int:
         queries = read_pool(Path(args.data) / f"dl{year}.jsonl.gz", args.limit)
         qrels = read_graded_qrels(Path(args.data) / f"dl{year}-qrels.json")
         for name in args.strategies:
-            runner.argv = runner._argv(name)
+            runner.use(name)
             t0 = time.monotonic()
             s = run_pool(runner, queries, qrels, WORK / f"dl{year}-{name}")
             row = {

@@ -57,10 +57,15 @@ class Runner:
         if user is None and os.geteuid() == 0:
             raise RerankError("refusing to run strategies as root; pass user='nobody' (the default)")
         self.python = strategy_python(self.user, python)
-        self.argv = self._argv(strategy)
+        self.argv: list[str] = []
+        self.use(strategy)
         self.work_root = Path(work_root) if work_root else None
         self.load_seconds: float | None = None
         self.warm_up_seconds: float | None = None
+
+    def use(self, strategy: str | Sequence[str]) -> None:
+        """Switch the strategy (built-in name or command line) for the following queries; the model stays loaded."""
+        self.argv = self._argv(strategy)
 
     def _argv(self, strategy: str | Sequence[str]) -> list[str]:
         if isinstance(strategy, str) and strategy in STRATEGIES:
@@ -177,7 +182,7 @@ class Runner:
         finally:
             if proc is not None:
                 if failure is not None and proc.returncode is None:
-                    _tell(proc, failure)
+                    proc.notify(encode(error_reply(failure.kind, failure.reason)))
                 proc.close()
                 if proc.cpu > limits.cpu_seconds and (failure is None or failure.kind != "cpu"):
                     failure = Failure("cpu", f"strategy used {proc.cpu:.2f} CPU s, limit {limits.cpu_seconds} s")
@@ -198,14 +203,6 @@ class Runner:
             notes=tuple(notes),
             stderr_tail=stderr,
         )
-
-
-def _tell(proc: StrategyProcess, failure: Failure) -> None:
-    """Best effort: let a still-running strategy know why it is being stopped."""
-    try:
-        os.write(proc._in, encode(error_reply(failure.kind, failure.reason)))
-    except OSError:
-        pass
 
 
 def _tail(path: str) -> str:

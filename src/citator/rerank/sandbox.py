@@ -249,6 +249,13 @@ class StrategyProcess:
             except ChildProcessError:
                 self.returncode = self.proc.poll()
 
+    def notify(self, data: bytes) -> None:
+        """Best effort, never blocking: one last line to a strategy that is about to be stopped."""
+        try:
+            os.write(self._in, data)
+        except OSError:
+            pass
+
     def close(self) -> None:
         """Kill anything left and close the pipes."""
         self.kill()

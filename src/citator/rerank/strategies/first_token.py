@@ -23,5 +23,7 @@ def rank(query, client) -> list:  # noqa: ANN001 - QueryInfo, Client
         return [c.id for c in cands[:10]]
     shown = cands[:n]
     lp = listwise.label_logprobs(q, shown, cap, client)
+    if not lp:
+        return [c.id for c in cands[:10]]
     scored = sorted(zip(shown, lp), key=lambda p: -(p[1] - PRIOR * math.log(p[0].rank)))
     return [c.id for c, _ in scored] + [c.id for c in cands[n:]]

@@ -6,6 +6,7 @@ Shared by `first-token` and `adaptive`; the labels are single Qwen3 tokens (chec
 from __future__ import annotations
 
 from citator.rerank.strategies.budget_fit import clip_all, largest_fitting, log_softmax
+from citator.rerank.strategy import BudgetRefused
 
 LABELS = [chr(ord("A") + i) for i in range(26)]
 INSTRUCTION = "Which passage answers the query best? Reply with its label only."
@@ -36,8 +37,11 @@ def fit(query: str, texts: list, client, min_cap: int = 0) -> tuple:  # noqa: AN
 
 
 def label_logprobs(query: str, candidates: list, cap: int, client) -> list:  # noqa: ANN001
-    """Normalised log P(label) of each shown candidate from one max_new_tokens=1 call (spends the budget)."""
+    """Normalised log P(label) of each shown candidate from one max_new_tokens=1 call; [] if refused."""
     labels = LABELS[: len(candidates)]
     msgs = messages(query, clip_all([c.text for c in candidates], cap))
-    reply = client.generate(msgs, 1, labels, [c.id for c in candidates])
+    try:
+        reply = client.generate(msgs, 1, labels, [c.id for c in candidates])
+    except BudgetRefused:  # cannot happen after fit(); fall back to BM25 order rather than fail
+        return []
     return log_softmax([reply.logprobs[label] for label in labels])

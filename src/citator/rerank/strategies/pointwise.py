@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from citator.rerank.strategies.budget_fit import clip, logsumexp
+from citator.rerank.strategy import BudgetRefused
 
 YES, NO = ("yes", "Yes"), ("no", "No")
 MIN_PASSAGE_TOKENS = 48
@@ -46,7 +47,10 @@ def rank(query, client) -> list:  # noqa: ANN001 - QueryInfo, Client
         msgs, tokens = _fit_one(q, c.text, limit, client)
         if tokens > limit:
             break
-        reply = client.generate(msgs, 1, YES + NO, [c.id])
+        try:
+            reply = client.generate(msgs, 1, YES + NO, [c.id])
+        except BudgetRefused:  # cannot happen with exact counts; keep what was judged
+            break
         lp = reply.logprobs
         scores[c.id] = logsumexp([lp[t] for t in YES]) - logsumexp([lp[t] for t in NO]) - PRIOR * math.log(c.rank)
     seen = sorted(scores, key=lambda i: -scores[i])
