@@ -161,3 +161,15 @@ def test_cli_runs_and_refuses_raised_budgets(tmp_path: Path, nrs_sections: Path,
     assert json.loads((tmp_path / "cli" / "metrics.json").read_text())["provider_requests"] == 0
     assert main([*base, "--out", str(tmp_path / "x"), "--max-requests", "273"]) == 2
     assert "budgets may only be lowered" in capsys.readouterr().err
+
+
+def test_the_review_app_reads_this_pool(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
+    from citator.labels.pool import keyword_order, read_pool
+
+    _, out = _run(tmp_path, nrs_sections, nrs_suite, None)
+    entries = read_pool(out)
+    assert len(entries) == 6 * POOL_SIZE
+    metrics = json.loads((out / "metrics.json").read_text())
+    per = {q["query_id"]: q for q in metrics["per_query"]}
+    for qid, order in keyword_order(entries).items():
+        assert order[:10] == per[qid]["keyword_top10"]

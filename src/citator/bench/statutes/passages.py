@@ -88,5 +88,7 @@ def extract_passage(
     section: StatuteSection, query_terms: frozenset[str], analyze: Callable[[str], Sequence[str]],
     idf: Callable[[str], float], limit: int = MAX_PASSAGE_BYTES,
 ) -> Passage:
-    """Caption plus the best window of the section body (the heading alone when the body is empty)."""
-    return Passage(caption(section), best_window(section.text, query_terms, analyze, idf, limit))
+    """Caption plus the best window of the section body (the heading, else the citation, when the body is empty)."""
+    window = best_window(section.text, query_terms, analyze, idf, limit)
+    # A passage is never empty: reviewers grade it, and an empty text would hash like any other empty text.
+    return Passage(caption(section), window or section.heading.strip() or section.doc_id)

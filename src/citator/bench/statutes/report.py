@@ -36,6 +36,42 @@ def _paired_rows(paired: dict[str, Any] | None) -> list[list[str]]:
     return rows
 
 
+def _human_rows(human: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for split, orders in sorted((human.get("section") or {}).items()):
+        for order, m in sorted(orders.items()):
+            rows.append([split, order, str(m["queries"]), str(m["p@5_queries"]), _f(m["p@5"]), str(m["ndcg@5_queries"]),
+                         _f(m["ndcg@5"])])
+    return rows
+
+
+def _calibration_rows(human: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for against in ("passage", "section"):
+        for split, cal in sorted((human.get(f"calibration_{against}") or {}).items()):
+            if cal is None:
+                rows.append([against, split, "0", "–", "–", "–", "–", "–"])
+                continue
+            rows.append([against, split, str(cal["n"]), _f(cal["brier"]), _f(cal["ece"]), _f(cal["agreement"]),
+                         _f(cal["confidence_ece"]),
+                         f"{_f(cal['threshold_useful_rate'])} (n={cal['threshold_n']})"])
+    return rows
+
+
+def _failure_rows(out: Path, limit: int = 50) -> list[list[str]]:
+    import json
+
+    path = out / "failures.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    rows = []
+    for line in lines[:limit]:
+        f = json.loads(line)
+        rows.append([f["query_id"], f["stage"], f["reason"][:160], (f["request_hash"] or "–")[:12]])
+    if len(lines) > limit:
+        rows.append(["…", "", f"{len(lines) - limit} more in failures.jsonl", ""])
+    return rows
+
+
 def _md(header: list[str], rows: list[list[str]]) -> str:
     if not rows:
         return "_none_\n"
@@ -152,8 +188,18 @@ def write_report(out: Path, manifest: dict[str, Any], metrics: dict[str, Any]) -
            _md(["query", "text", "resolved", "message"], citations)]
     md += ["## Outside-corpus controls (not auto-judged; top keyword hits)", "",
            _md(["query", "text", "top hits"], outside)]
+    failures = _failure_rows(out)
+    failure_header = ["query", "stage", "reason", "request"]
+    md += ["## Failures", "", _md(failure_header, failures)]
+    human_header = ["split", "order", "queries", "P@5 queries", "P@5", "nDCG@5 queries", "pooled nDCG@5"]
+    cal_header = ["grades", "split", "n", "Brier", "ECE", "exact agreement", "confidence ECE", "useful if P≥0.8"]
+    if human:
+        md += ["## Human labels (section grades; only fully judged queries count)", "",
+               _md(human_header, _human_rows(human)),
+               "## Calibration (P(useful) vs grade ≥ 2; confidence vs exact-grade agreement)", "",
+               _md(cal_header, _calibration_rows(human))]
     if reliability:
-        md += ["## Calibration (passage grades)", "", "![reliability diagram](reliability.png)", ""]
+        md += ["![reliability diagram](reliability.png)", ""]
     write_text_atomic(out / "report.md", "\n".join(md))
 
     def img(data: bytes | None, alt: str) -> str:
@@ -168,8 +214,11 @@ def write_report(out: Path, manifest: dict[str, Any], metrics: dict[str, Any]) -
     body += [img(forest, "forest plot"), "<h2>Exact-citation controls</h2>",
              _html_table(["query", "text", "resolved", "message"], citations),
              "<h2>Outside-corpus controls</h2>", _html_table(["query", "text", "top hits"], outside)]
-    if reliability:
-        body += ["<h2>Calibration (passage grades)</h2>", img(reliability, "reliability diagram")]
+    body += ["<h2>Failures</h2>", _html_table(failure_header, failures)]
+    if human:
+        body += ["<h2>Human labels (section grades)</h2>", _html_table(human_header, _human_rows(human)),
+                 "<h2>Calibration</h2>", _html_table(cal_header, _calibration_rows(human))]
+    body.append(img(reliability, "reliability diagram"))
     page = ("<!doctype html><html><head><meta charset='utf-8'><title>citator statutes report</title>"
             "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}"
             "td,th{border:1px solid #ccc;padding:2px 6px}</style></head><body>" + "\n".join(body) + "</body></html>\n")
