@@ -45,7 +45,7 @@ def main() -> int:
         metrics = run_statutes(RunConfig(corpus, suite, args.runs_dir / name), provider)
         seconds = time.perf_counter() - start
         for split, kinds in metrics["by_split"].items():
-            for kind, row in kinds.items():
+            for kind in kinds:
                 for order, table in (("keyword", metrics["by_split"]), ("embedding", metrics["reranked_by_split"])):
                     r = table[split][kind]
                     print(f"{name:<5} {split:<6} {kind:<15} {r['queries']:>3} {order:<9} "

@@ -43,7 +43,7 @@ class Handler(BaseHTTPRequestHandler):
             log.flush()
             os.fsync(log.fileno())
         time.sleep(DELAY)
-        labels = sorted(set(re.findall(r"^\[(C\d+)\]", user, flags=re.M)), key=lambda s: int(s[1:]))
+        labels = sorted(set(re.findall(r"^\[(C\d+)\]", user, flags=re.MULTILINE)), key=lambda s: int(s[1:]))
         grades = {label: (3 if i == len(labels) - 1 else i % 3) for i, label in enumerate(labels)}
         content = json.dumps(grades)
         self._send(200, {

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from conftest import free_port, wait_ready, write_suite
 
 from citator.bench.statutes.receipts import Budget, preflight_tokens
 from citator.bench.statutes.run import RunConfig, run_statutes
 from citator.providers.base import chat_payload
 from citator.providers.local import LocalChatModel, LocalProvider
 from citator.providers.openai_http import OpenAIHTTPProvider
-from conftest import free_port, wait_ready, write_suite
 
 pytestmark = pytest.mark.slow
 KEY = "sk-citator-test-0123456789"

@@ -12,7 +12,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from conftest import write_suite
 
 pytestmark = pytest.mark.slow

@@ -38,7 +38,7 @@ class CountingProvider(ChatProvider):
             content = "I think C1 is relevant."
         else:
             # Grade 3 for captions in chapter 0, else 1: a deterministic, content-dependent grader.
-            pairs = re.findall(r"^\[(C\d+)\] NRS (\S+)", user, flags=re.M)
+            pairs = re.findall(r"^\[(C\d+)\] NRS (\S+)", user, flags=re.MULTILINE)
             content = json.dumps({label: (3 if num.startswith("0.") else 1) for label, num in pairs})
         return Exchange(200, {"model": self.model, "choices": [{"index": 0, "message": {"role": "assistant",
                         "content": content}, "logprobs": None}], "usage": {"prompt_tokens": 50, "completion_tokens": 9}})
@@ -75,9 +75,9 @@ def test_keyword_only_run_writes_the_contract(tmp_path: Path, nrs_sections: Path
 
 def test_exact_citation_controls_make_no_provider_calls(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
     provider = CountingProvider()
-    metrics, out = _run(tmp_path, nrs_sections, nrs_suite, provider)
+    metrics, _ = _run(tmp_path, nrs_sections, nrs_suite, provider)
     citation_texts = {"NRS 432B.220", "432B.220", "NRS 0.025"}
-    asked = {re.search(r"^Question: (.*)$", c["messages"][-1]["content"], re.M).group(1) for c in provider.calls}
+    asked = {re.search(r"^Question: (.*)$", c["messages"][-1]["content"], re.MULTILINE).group(1) for c in provider.calls}
     assert not asked & citation_texts
     # 6 ranking + 1 outside-corpus query, 30 candidates each, 4 per request.
     assert len(provider.calls) == 7 * 8 == metrics["provider_requests"]

@@ -4,6 +4,12 @@ from citator.providers.base import ChatProvider, Exchange, Provider, SimilarityP
 from citator.providers.grades import GradeDistribution, InvalidResponse, parse_chat_grades
 
 __all__ = [
-    "ChatProvider", "Exchange", "Provider", "SimilarityProvider", "chat_payload",
-    "GradeDistribution", "InvalidResponse", "parse_chat_grades",
+    "ChatProvider",
+    "Exchange",
+    "GradeDistribution",
+    "InvalidResponse",
+    "Provider",
+    "SimilarityProvider",
+    "chat_payload",
+    "parse_chat_grades",
 ]

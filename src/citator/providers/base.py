@@ -49,6 +49,11 @@ class ChatProvider(Provider):
     metered = True
     model: str
 
+    @property
+    def request_model(self) -> str:
+        """The `model` field of every request body (a pinned version where the provider has one)."""
+        return self.model
+
     @abstractmethod
     def send(self, payload: Mapping[str, Any]) -> Exchange:
         """Send one request exactly once (no retries) and return what came back."""

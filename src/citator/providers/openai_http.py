@@ -13,7 +13,7 @@ from citator.providers.base import ChatProvider, Exchange
 
 
 class OpenAIHTTPProvider(ChatProvider):
-    """POSTs to `{base_url}/chat/completions`; sends the pinned `version` as the model and checks it comes back."""
+    """POSTs to `{base_url}/chat/completions`; requests name the pinned `version`, which must come back."""
 
     name = "openai"
 
@@ -41,11 +41,13 @@ class OpenAIHTTPProvider(ChatProvider):
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
+    @property
+    def request_model(self) -> str:
+        return self.version
+
     def send(self, payload: Mapping[str, Any]) -> Exchange:
-        body = dict(payload)
-        body["model"] = self.version
         try:
-            response = httpx.post(f"{self.base_url}/chat/completions", json=body, headers=self._headers(),
+            response = httpx.post(f"{self.base_url}/chat/completions", json=dict(payload), headers=self._headers(),
                                   timeout=self.timeout_s)
         except httpx.HTTPError as exc:
             # The exception text names the URL and error type, never request headers.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +10,17 @@ from typing import Any
 from citator.bench.statutes import prompt
 from citator.bench.statutes.pool import Pool
 from citator.bench.statutes.receipts import (
-    ATTEMPTED, COMPLETED, FAILED, Budget, Ledger, ReceiptStore, charge, now, preflight_tokens, refusal, request_hash,
+    ATTEMPTED,
+    COMPLETED,
+    FAILED,
+    Budget,
+    Ledger,
+    ReceiptStore,
+    charge,
+    now,
+    preflight_tokens,
+    refusal,
+    request_hash,
 )
 from citator.data.atomic import write_jsonl_atomic
 from citator.data.jsonl import iter_jsonl
@@ -45,7 +54,7 @@ class Grading:
     failures: list[Failure] = field(default_factory=list)
     request_hashes: list[str] = field(default_factory=list)
     sent_now: int = 0
-    ledger: Ledger = Ledger(0, 0, 0, 0)
+    ledger: Ledger = field(default_factory=lambda: Ledger(0, 0, 0, 0))
     preflight_exceeded: int = 0
 
 
@@ -74,7 +83,7 @@ def grade_chat(
         for number, batch in enumerate(prompt.batches(pool.items)):
             labels = prompt.labels(len(batch))
             doc_ids = tuple(i.doc_id for i in batch)
-            payload = chat_payload(provider.model, prompt.messages(pool.query.text, batch), prompt.max_tokens(len(batch)))
+            payload = chat_payload(provider.request_model, prompt.messages(pool.query.text, batch), prompt.max_tokens(len(batch)))
             digest = request_hash(payload)
             out.request_hashes.append(digest)
             receipt = store.get(digest)
@@ -157,7 +166,3 @@ def grades_rows(pools: Sequence[Pool], grading: Grading) -> list[dict[str, Any]]
                              "source": dist.source, "p_useful": dist.p_useful, "confidence": dist.confidence,
                              "grade": dist.grade})
     return rows
-
-
-def dumps(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False)

@@ -165,14 +165,14 @@ def write_report(out: Path, manifest: dict[str, Any], metrics: dict[str, Any]) -
     outside = [[c["query_id"], c["text"][:80], ", ".join(f"{h['doc_id']} ({h['score']:.2f})" for h in c["keyword_top"][:3])]
                for c in metrics["controls"]["outside_corpus"]]
     facts = [
-        f"- suite: `{metrics['suite_version']}`; corpus sha256 `{manifest['corpus']['sha256'][:16]}…` "
-        f"({manifest['corpus']['sections']} sections)",
-        f"- provider: `{metrics['provider']}`; prompt `{metrics['prompt_version']}`; retrieval "
-        f"`{metrics['retrieval_version']}`; passages `{metrics['passage_version']}`",
-        f"- provider requests: {metrics['provider_requests']} (budget {manifest['budget']['max_requests']} requests, "
-        f"{manifest['budget']['max_input_tokens']} input tokens); failures: {metrics['failures'] or 'none'}",
-        f"- keyword fallbacks (no query term matched): {metrics['keyword_fallback_queries'] or 'none'}; "
-        f"secondary-baseline fallbacks: {len(metrics['secondary_baseline']['fallback_queries'])}",
+        (f"- suite: `{metrics['suite_version']}`; corpus sha256 `{manifest['corpus']['sha256'][:16]}…` "
+        f"({manifest['corpus']['sections']} sections)"),
+        (f"- provider: `{metrics['provider']}`; prompt `{metrics['prompt_version']}`; retrieval "
+        f"`{metrics['retrieval_version']}`; passages `{metrics['passage_version']}`"),
+        (f"- provider requests: {metrics['provider_requests']} (budget {manifest['budget']['max_requests']} requests, "
+        f"{manifest['budget']['max_input_tokens']} input tokens); failures: {metrics['failures'] or 'none'}"),
+        (f"- keyword fallbacks (no query term matched): {metrics['keyword_fallback_queries'] or 'none'}; "
+        f"secondary-baseline fallbacks: {len(metrics['secondary_baseline']['fallback_queries'])}"),
         f"- intervals: {metrics['paired_method']}",
         "- targets are provisional and incomplete: hits are not precision or recall",
     ]
@@ -219,7 +219,8 @@ def write_report(out: Path, manifest: dict[str, Any], metrics: dict[str, Any]) -
         body += ["<h2>Human labels (section grades)</h2>", _html_table(human_header, _human_rows(human)),
                  "<h2>Calibration</h2>", _html_table(cal_header, _calibration_rows(human))]
     body.append(img(reliability, "reliability diagram"))
-    page = ("<!doctype html><html><head><meta charset='utf-8'><title>citator statutes report</title>"
-            "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}"
-            "td,th{border:1px solid #ccc;padding:2px 6px}</style></head><body>" + "\n".join(body) + "</body></html>\n")
+    style = "body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}" \
+        "td,th{border:1px solid #ccc;padding:2px 6px}"
+    head = f"<!doctype html><html><head><meta charset='utf-8'><title>citator statutes report</title><style>{style}</style>"
+    page = head + "</head><body>" + "\n".join(body) + "</body></html>\n"
     write_text_atomic(out / "report.html", page)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ class RunConfig:
     out: Path
     labels: Path | None = None
     resend_attempted: bool = False
-    budget: Budget = Budget()
+    budget: Budget = field(default_factory=Budget)
 
 
 def _fingerprint(config: RunConfig, provider: Provider | None, corpus: dict[str, Any]) -> dict[str, Any]:
@@ -81,7 +81,6 @@ def _rerank(pool: Pool, grading: Grading) -> list[str]:
 
 def _outside(pool: Pool, reranked: Sequence[str], grading: Grading | None) -> dict[str, Any]:
     qid = pool.query.query_id
-    score = {i.doc_id: i.keyword_score for i in pool.items}
 
     def model(doc_id: str) -> dict[str, Any]:
         row: dict[str, Any] = {"doc_id": doc_id}
