@@ -34,8 +34,13 @@ def run_rerank(args: argparse.Namespace) -> int:
     from citator.rerank.limits import Limits
     from citator.rerank.runner import Runner
 
+    from citator.errors import ConfigError
+    from citator.rerank.strategies import STRATEGIES
+
     if args.limit is not None and args.limit < 1:
-        raise SystemExit("--limit must be >= 1")
+        raise ConfigError("--limit must be >= 1")
+    if args.strategy is not None and args.strategy not in STRATEGIES:
+        raise ConfigError(f"unknown strategy {args.strategy!r}: use one of {', '.join(STRATEGIES)} or --strategy-command")
     deployment = load_deployment(args.deployment)
     limits = Limits(cpu_seconds=args.cpu_seconds, response_timeout_s=args.response_timeout)
     strategy = args.strategy or args.strategy_command
