@@ -63,3 +63,24 @@ def test_usage_must_be_reported() -> None:
         usage_of({"choices": []})
     with pytest.raises(InvalidResponse):
         usage_of(_body("{}", usage={"prompt_tokens": -1, "completion_tokens": 0}))
+
+
+def test_positions_follow_real_qwen3_tokens(qwen3_tokenizer_dir) -> None:  # type: ignore[no-untyped-def]
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(qwen3_tokenizer_dir, local_files_only=True)
+    content = '{"C1": 3, "C2": 0, "C3": 2}'
+    pieces = [tok.decode([i]) for i in tok(content, add_special_tokens=False)["input_ids"]]
+    assert "".join(pieces) == content
+    entries = [_tok(p, {p.strip(): math.log(0.7), "1": math.log(0.3)} if p.strip() in "0123" and p.strip() else None)
+               for p in pieces]
+    grades = parse_chat_grades(_body(content, entries), ["C1", "C2", "C3"])
+    assert {k: v.source for k, v in grades.items()} == {"C1": "logprobs", "C2": "logprobs", "C3": "logprobs"}
+    assert grades["C1"].probs == pytest.approx((0.0, 0.3, 0.0, 0.7))
+
+
+def test_space_attached_digit_tokens_add_up() -> None:
+    content = '{"C1": 2}'
+    entries = [_tok('{"C1":'), _tok(" 2", {" 2": math.log(0.4), "2": math.log(0.2), " 3": math.log(0.1)}), _tok("}")]
+    grade = parse_chat_grades(_body(content, entries), ["C1"])["C1"]
+    assert grade.source == "logprobs" and grade.probs == pytest.approx((0.0, 0.0, 6 / 7, 1 / 7))

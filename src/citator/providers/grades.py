@@ -105,22 +105,22 @@ def _grade_offsets(content: str, start: int, grades: Mapping[str, int]) -> dict[
 
 
 def _token_distribution(entry: Any) -> tuple[float, float, float, float] | None:
-    """Normalised probabilities of the grade digits among a token's top alternatives, if all found."""
+    """Normalised probabilities of the grade digits among a token's top alternatives, if any is there."""
     tops = entry.get("top_logprobs") if isinstance(entry, dict) else None
     if not isinstance(tops, list):
         return None
-    found: dict[str, float] = {}
+    weights = dict.fromkeys(GRADE_TOKENS, 0.0)
     for alt in tops:
-        if isinstance(alt, dict) and alt.get("token") in GRADE_TOKENS and isinstance(alt.get("logprob"), (int, float)):
-            found.setdefault(alt["token"], float(alt["logprob"]))
-    if not found:
-        return None
-    # Digits missing from the top alternatives were less likely than all shown; count them as 0.
-    weights = [math.exp(found[t]) if t in found else 0.0 for t in GRADE_TOKENS]
-    total = sum(weights)
+        token = alt.get("token") if isinstance(alt, dict) else None
+        logprob = alt.get("logprob") if isinstance(alt, dict) else None
+        # "3" and " 3" are the same grade under tokenizers that attach a space: their probabilities add up.
+        if isinstance(token, str) and token.strip() in weights and isinstance(logprob, (int, float)):
+            weights[token.strip()] += math.exp(logprob)
+    # Digits missing from the top alternatives were less likely than all shown; they count as 0.
+    total = sum(weights.values())
     if total <= 0 or not math.isfinite(total):
         return None
-    return tuple(w / total for w in weights)  # type: ignore[return-value]
+    return tuple(weights[t] / total for t in GRADE_TOKENS)  # type: ignore[return-value]
 
 
 def _logprob_distributions(choice: dict[str, Any], content: str, offsets: Mapping[str, int]) -> dict[str, tuple]:
@@ -130,14 +130,15 @@ def _logprob_distributions(choice: dict[str, Any], content: str, offsets: Mappin
         return {}
     if "".join(e["token"] for e in entries) != content:
         return {}  # tokens do not spell the answer: positions cannot be trusted
-    starts, pos = [], 0
+    spans, pos = [], 0
     for e in entries:
-        starts.append(pos)
+        spans.append((pos, pos + len(e["token"])))
         pos += len(e["token"])
     out = {}
     for label, offset in offsets.items():
-        for e, s in zip(entries, starts):
-            if s == offset and e["token"] in GRADE_TOKENS:
+        for e, (start, end) in zip(entries, spans):
+            # The token that ends right after the grade digit and is nothing but that digit (maybe with a space).
+            if start <= offset < end and end == offset + 1 and e["token"].strip() in GRADE_TOKENS:
                 dist = _token_distribution(e)
                 if dist is not None:
                     out[label] = dist
