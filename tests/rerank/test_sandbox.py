@@ -33,6 +33,10 @@ def test_runs_unprivileged_in_an_empty_private_work_dir_without_gpu(probe) -> No
     assert report["cwd_listing"] == []
     assert report["home"] == report["cwd"]
     assert report["cuda"] == ""
+    if runner.user:
+        assert report["groups"] in ([], [runner.user.gid])
+    if runner.isolation:  # a fresh network namespace: only a down loopback, nothing reachable
+        assert report["network"] != "reachable"
     assert not os.path.exists(report["cwd"])  # removed after the query
 
 

@@ -83,6 +83,7 @@ def run_pool(
     summary["strategy_command"] = runner.argv
     summary["strategy_python"] = runner.python
     summary["strategy_user"] = runner.user.name if runner.user else None
+    summary["network_isolated"] = bool(runner.isolation)
     summary["limits"] = runner.limits.to_json()
     return summary
 

@@ -32,7 +32,7 @@ from citator.rerank.protocol import (
     query_message,
     refused_reply,
 )
-from citator.rerank.sandbox import SandboxUser, StrategyProcess, sandbox_user
+from citator.rerank.sandbox import SandboxUser, StrategyProcess, network_isolation, sandbox_user
 from citator.rerank.strategies import STRATEGIES
 
 STDERR_TAIL = 2000
@@ -50,6 +50,7 @@ class Runner:
         user: str | None = "nobody",
         python: str | None = None,
         work_root: str | Path | None = None,
+        isolate_network: bool = True,
     ) -> None:
         self.backend = backend
         self.limits = limits or Limits()
@@ -57,6 +58,8 @@ class Runner:
         if user is None and os.geteuid() == 0:
             raise RerankError("refusing to run strategies as root; pass user='nobody' (the default)")
         self.python = strategy_python(self.user, python)
+        # Best effort: no network for strategies when the host allows a network namespace (root only).
+        self.isolation = network_isolation(self.user) if isolate_network else []
         self.argv: list[str] = []
         self.use(strategy)
         self.work_root = Path(work_root) if work_root else None
@@ -76,7 +79,8 @@ class Runner:
         # "python ..." means the interpreter the sandbox user can run (see interpreter.py).
         if argv[0] in ("python", "python3"):
             argv[0] = self.python
-        return argv
+        # The strategy runs in its own work dir: paths given relative to ours must still find their files.
+        return [os.path.abspath(a) if not a.startswith("-") and Path(a).exists() else a for a in argv]
 
     @classmethod
     def load(
@@ -124,7 +128,8 @@ class Runner:
         os.close(err_fd)
         proc: StrategyProcess | None = None
         try:
-            proc = StrategyProcess(self.argv, strategy_env(work, self.python), work, Path(err_name), limits, self.user)
+            env = strategy_env(work, self.python)
+            proc = StrategyProcess(self.argv, env, work, Path(err_name), limits, self.user, self.isolation)
             proc.send(encode(query_message(query, limits)))
             pool_ids = query.ids()
             requests = 0

@@ -10,6 +10,7 @@ import os
 import pwd
 import resource
 import select
+import shutil
 import signal
 import subprocess
 import time
@@ -40,6 +41,23 @@ def sandbox_user(name: str = "nobody") -> SandboxUser | None:
         return None
     entry = pwd.getpwnam(name)
     return SandboxUser(name, entry.pw_uid, entry.pw_gid)
+
+
+def network_isolation(user: SandboxUser | None) -> list[str]:
+    """Command prefix that runs the strategy in a fresh network namespace (no network) and only then drops to
+    `user`: `unshare --net -- setpriv ... --`. Empty when not root or when the host does not allow it."""
+    unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv")
+    if user is None or os.geteuid() != 0 or not unshare or not setpriv:
+        return []
+    prefix = [
+        unshare, "--net", "--",
+        setpriv, f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups", "--no-new-privs", "--",
+    ]
+    try:
+        ok = subprocess.run([*prefix, "/bin/true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return prefix if ok else []
 
 
 def _stat_fields(pid: int) -> list[str] | None:
@@ -101,7 +119,9 @@ class StrategyProcess:
         stderr_path: Path,
         limits: Limits,
         user: SandboxUser | None,
+        prefix: Sequence[str] = (),
     ) -> None:
+        """`prefix` (from network_isolation) switches to `user` itself; otherwise Popen does."""
         self.limits = limits
         self.cpu = 0.0
         self._buffer = b""
@@ -109,7 +129,7 @@ class StrategyProcess:
         self._last_scan = 0.0
         with stderr_path.open("wb") as err:
             self.proc = subprocess.Popen(
-                list(argv),
+                [*prefix, *argv],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=err,
@@ -117,9 +137,9 @@ class StrategyProcess:
                 env=dict(env),
                 close_fds=True,
                 start_new_session=True,
-                user=user.uid if user else None,
-                group=user.gid if user else None,
-                extra_groups=[] if user else None,
+                user=user.uid if user and not prefix else None,
+                group=user.gid if user and not prefix else None,
+                extra_groups=[] if user and not prefix else None,
                 umask=0o077,
                 preexec_fn=lambda: _rlimits(limits.cpu_seconds, user is not None),
             )
