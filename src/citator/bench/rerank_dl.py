@@ -84,6 +84,8 @@ def run_pool(
     summary["strategy_python"] = runner.python
     summary["strategy_user"] = runner.user.name if runner.user else None
     summary["network_isolated"] = bool(runner.isolation)
+    summary["device"] = str(getattr(runner.backend, "device", "unknown"))
+    summary["peak_device_memory_gib"] = _peak_device_memory_gib()
     summary["limits"] = runner.limits.to_json()
     return summary
 
@@ -111,6 +113,13 @@ def run_dl(
     summary["limit"] = limit
     write_json_atomic(Path(out_dir) / "summary.json", summary)
     return summary
+
+
+def _peak_device_memory_gib() -> float | None:
+    """Peak CUDA memory allocated by this process (None on CPU)."""
+    import torch
+
+    return torch.cuda.max_memory_allocated() / (1 << 30) if torch.cuda.is_available() else None
 
 
 def _safe(query_id: str) -> str:

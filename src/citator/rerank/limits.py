@@ -24,6 +24,8 @@ class Limits:
     exit_grace_s: float = 2.0
     model_load_s: float = 600.0
     warm_up_s: float = 60.0
+    # Device memory the model may use (reference: 24 GiB on an A100 40 GB); enforced through torch's allocator.
+    device_memory_gib: float = 24.0
 
     def __post_init__(self) -> None:
         if self.weighted_tokens < 1 or self.output_weight < 1:

@@ -91,6 +91,7 @@ class Runner:
         from citator.models.transformers_llm import TransformersLLM
 
         limits = limits or Limits()
+        _cap_device_memory(limits.device_memory_gib)
         t0 = time.monotonic()
         backend = TransformersLLM(model_dir, attention=deployment.attention, cpu_threads=deployment.cpu_threads)
         load_s = time.monotonic() - t0
@@ -223,3 +224,12 @@ def _tail(path: str) -> str:
             os.unlink(path)
         except OSError:
             pass
+
+
+def _cap_device_memory(gib: float) -> None:
+    """On CUDA, make allocations past `gib` fail (out of memory) as they would on the reference hardware."""
+    import torch
+
+    if torch.cuda.is_available():
+        total = torch.cuda.get_device_properties(0).total_memory
+        torch.cuda.set_per_process_memory_fraction(min(1.0, gib * (1 << 30) / total), 0)
