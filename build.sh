@@ -2,5 +2,5 @@
 # ./build.sh --corpus CORPUS.jsonl --index-dir INDEX_DIR [--model PATH]
 # Builds the index into INDEX_DIR (the only place written) and starts its search server, detached.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/scripts/env.sh"
+CITATOR_CREATE_INDEX=1 source "$(dirname "${BASH_SOURCE[0]}")/scripts/env.sh"
 exec "$CITATOR_PY" -m citator.cli.main build "$@"

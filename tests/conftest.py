@@ -16,6 +16,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from fixtures.models import build_tiny_qwen3, unpack_tokenizer  # noqa: E402
 
+pytest_plugins = ["fixtures.stance"]
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DIR = REPO / "src" / "citator" / "samples"
 

@@ -75,6 +75,14 @@ def ask(index_dir: Path, payload: bytes, timeout: float) -> dict[str, Any]:
     return reply
 
 
+def _check_alive(pid: int) -> None:
+    """Raise ProcessLookupError if `pid` is gone; a server owned by another user (EPERM) counts as alive."""
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        pass
+
+
 def search_via_service(
     index_dir: Path, fingerprint: str, queries: Sequence[Query], k: int, timeout: float = 10.0
 ) -> list[ResultLine] | None:
@@ -84,7 +92,7 @@ def search_via_service(
         info = json.loads(ready.read_text(encoding="utf-8"))
         if info.get("fingerprint") != fingerprint:
             return None
-        os.kill(int(info["pid"]), 0)
+        _check_alive(int(info["pid"]))
         reply = ask(index_dir, encode_request(fingerprint, queries, k), timeout)
         if reply.get("fingerprint") != fingerprint or "results" not in reply:
             return None

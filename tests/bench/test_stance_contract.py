@@ -1,0 +1,151 @@
+"""End to end through ./build.sh and ./run.sh exactly as the evaluator calls them."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from citator.data import read_corpus, read_queries, read_results, validate_results
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+def sh(*args: str | Path, user: str | None = None, cwd: Path = REPO, env: dict | None = None) -> subprocess.CompletedProcess:
+    cmd = [str(a) for a in args]
+    if user:
+        entry = pwd.getpwnam(user)
+        cmd = ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups", "--"] + cmd
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def served_index(small_stance_set: dict[str, Path]) -> Iterator[Path]:
+    # A world-traversable place so that the unprivileged test can reach it too.
+    root = Path(tempfile.mkdtemp(prefix="citator-contract-"))
+    os.chmod(root, 0o755)
+    index = root / "index"
+    done = sh(REPO / "build.sh", "--corpus", small_stance_set["corpus"], "--index-dir", index)
+    assert done.returncode == 0, done.stderr
+    assert "search server ready" in done.stderr
+    yield index
+    sh(sys.executable, "-m", "citator.cli.main", "stop", "--index-dir", index)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def run_sh(index: Path, queries: Path, out: Path, **kw) -> subprocess.CompletedProcess:  # type: ignore[no-untyped-def]
+    return sh(REPO / "run.sh", "--index-dir", index, "--queries", queries, "--output", out, "--top-k", "10", **kw)
+
+
+def check_output(out: Path, small: dict[str, Path], index: Path) -> None:
+    queries = read_queries(small["queries"])
+    corpus_ids = {d.doc_id for d in read_corpus(small["corpus"])}
+    assert validate_results(read_results(out), corpus_ids, queries, 10) == []
+
+
+def test_run_uses_the_live_server(served_index: Path, small_stance_set: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    done = run_sh(served_index, small_stance_set["queries"], out)
+    assert done.returncode == 0, done.stderr
+    assert "(server," in done.stderr
+    check_output(out, small_stance_set, served_index)
+    # In-process search gives the very same bytes.
+    same = tmp_path / "inproc.jsonl"
+    done = sh(REPO / "run.sh", "--index-dir", served_index, "--queries", small_stance_set["queries"], "--output", same,
+              "--top-k", "10", "--no-server")
+    assert done.returncode == 0 and "(in-process," in done.stderr
+    assert same.read_bytes() == out.read_bytes()
+
+
+def test_stale_server_is_never_used(served_index: Path, small_stance_set: dict[str, Path], tmp_path: Path) -> None:
+    manifest = served_index / "manifest.json"
+    original = manifest.read_text()
+    try:
+        # As if the index had been rebuilt under the running server: another fingerprint.
+        manifest.write_text(json.dumps(dict(json.loads(original), built_at=0.0)))
+        out = tmp_path / "results.jsonl"
+        done = run_sh(served_index, small_stance_set["queries"], out)
+        assert done.returncode == 0, done.stderr
+        assert "(in-process," in done.stderr
+    finally:
+        manifest.write_text(original)
+
+
+def test_unprivileged_user_and_read_only_code(served_index: Path, small_stance_set: dict[str, Path]) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to switch to the nobody user")
+    code = Path(tempfile.mkdtemp(prefix="citator-ro-"))
+    try:
+        for name in ("build.sh", "run.sh", "scripts", "src"):
+            src = REPO / name
+            (shutil.copytree if src.is_dir() else shutil.copy2)(src, code / name)
+        subprocess.run(["chmod", "-R", "a-w,a+rX", str(code)], check=True)
+        os.chmod(code, 0o555)
+        nobody = pwd.getpwnam("nobody")
+        queries = code / "queries.jsonl"
+        os.chmod(code, 0o755)
+        shutil.copy(small_stance_set["queries"], queries)
+        os.chmod(queries, 0o444)
+        os.chmod(code, 0o555)
+        work = Path(tempfile.mkdtemp(prefix="citator-nobody-"))
+        os.chmod(work, 0o777)
+        shutil.copytree(served_index, work / "index", ignore=shutil.ignore_patterns("service"))
+        subprocess.run(["chown", "-R", f"{nobody.pw_uid}:{nobody.pw_gid}", str(work)], check=True)
+        # The venv's interpreter links into /root, which nobody cannot enter; Debian's python3 (same 3.11 ABI)
+        # runs the read-only code with the venv's packages instead.
+        site = next(Path(sys.prefix).glob("lib/python3.*/site-packages"))
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{code / 'src'}:{site}", "HOME": "/nonexistent",
+               "CITATOR_PYTHON": "/usr/bin/python3"}
+        out = work / "results.jsonl"
+        done = sh(code / "run.sh", "--index-dir", work / "index", "--queries", queries, "--output", out, "--top-k", "10",
+                  user="nobody", env=env, cwd=work)
+        assert done.returncode == 0, done.stderr
+        check_output(out, small_stance_set, work / "index")
+        assert not any(code.rglob("__pycache__"))  # nothing was written into the code directory
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(code)], check=False)
+        shutil.rmtree(code, ignore_errors=True)
+
+
+def test_dead_server_falls_back_in_process(small_stance_set: dict[str, Path], tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    done = sh(REPO / "build.sh", "--corpus", small_stance_set["corpus"], "--index-dir", index)
+    assert done.returncode == 0, done.stderr
+    pid = json.loads((index / "service" / "ready.json").read_text())["pid"]
+    os.kill(pid, signal.SIGKILL)
+    out = tmp_path / "results.jsonl"
+    done = run_sh(index, small_stance_set["queries"], out)
+    assert done.returncode == 0, done.stderr
+    assert "(in-process," in done.stderr
+    check_output(out, small_stance_set, index)
+
+
+def test_bad_inputs_fail_clearly_and_write_nothing(served_index: Path, small_stance_set: dict[str, Path], tmp_path: Path) -> None:
+    bad_queries = tmp_path / "queries.jsonl"
+    bad_queries.write_text('{"query_id": "q1", "text": "x", "stance": "neutral"}\n')
+    out = tmp_path / "results.jsonl"
+    done = run_sh(served_index, bad_queries, out)
+    assert done.returncode != 0
+    assert 'QueryError: queries.jsonl line 1 field "stance": unknown stance "neutral"' in done.stderr
+    assert not out.exists()
+
+    done = run_sh(tmp_path / "no-such-index", small_stance_set["queries"], out)
+    assert done.returncode != 0 and "index directory not found" in done.stderr
+    assert not out.exists()
+
+    dup = tmp_path / "corpus.jsonl"
+    dup.write_text('{"doc_id": "a", "title": "", "text": "x"}\n{"doc_id": "a", "title": "", "text": "y"}\n')
+    done = sh(REPO / "build.sh", "--corpus", dup, "--index-dir", tmp_path / "idx")
+    assert done.returncode != 0 and 'duplicate doc_id "a"' in done.stderr
+    assert not (tmp_path / "idx" / "manifest.json").exists()
+    assert list(tmp_path.glob("**/*.tmp")) == [] and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
