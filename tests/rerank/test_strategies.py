@@ -77,3 +77,11 @@ def test_adaptive_weights_file_states_how_they_were_chosen() -> None:
     w = adaptive.weights()
     assert {"w_llm", "w_bm25", "w_rank", "note"} <= set(w)
     assert w.get("fitted_on") in (None, "dl19")
+
+
+def test_adaptive_planner_gives_more_text_per_candidate_when_bm25_is_confident() -> None:
+    flat = [10.0 - 0.01 * i for i in range(100)]
+    steep = [30.0 - 2.0 * i for i in range(10)] + [5.0 - 0.01 * i for i in range(90)]
+    assert adaptive.spread(steep) > adaptive.SPREAD_TERTILES[1]
+    assert adaptive.plan(flat) == adaptive.MIN_CHARS[0]
+    assert adaptive.plan(steep) == adaptive.MIN_CHARS[-1]
