@@ -4,7 +4,10 @@ Per suite and split: Hit@1/5/10, RR and target coverage of the 30-candidate keyw
 the reranked order of the same 30, with paired family-bootstrap 95% intervals (10,000 replicates, seed 20260920);
 the secondary all-terms baseline and the controls are in each run's metrics.json and report.
 
-    .venv/bin/python benchmarks/statutes.py [--runs-dir benchmarks/work/statutes] [--suites nrs dc]
+    .venv/bin/python benchmarks/statutes.py [--runs-dir benchmarks/work/statutes] [--suites nrs dc] [--resume]
+
+Wall time per suite is from a fresh run directory (BM25 indexing, passages, MiniLM encoding, bootstrap, report),
+after the encoder is loaded.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -30,6 +34,7 @@ def main() -> int:
     parser.add_argument("--runs-dir", type=Path, default=ROOT / "benchmarks" / "work" / "statutes")
     parser.add_argument("--suites", nargs="+", choices=sorted(SUITES), default=["nrs", "dc"])
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "statutes.json")
+    parser.add_argument("--resume", action="store_true", help="reuse existing run directories (wall time then means little)")
     args = parser.parse_args()
 
     from citator.bench.statutes.run import RunConfig, run_statutes
@@ -41,6 +46,8 @@ def main() -> int:
           f"{'rr':>6} {'cov':>6}")
     for name in args.suites:
         corpus, suite = SUITES[name]
+        if not args.resume:
+            shutil.rmtree(args.runs_dir / name, ignore_errors=True)
         start = time.perf_counter()
         metrics = run_statutes(RunConfig(corpus, suite, args.runs_dir / name), provider)
         seconds = time.perf_counter() - start

@@ -16,7 +16,7 @@ from conftest import free_port, wait_ready, write_suite
 from citator.bench.statutes.receipts import Budget, preflight_tokens
 from citator.bench.statutes.run import RunConfig, run_statutes
 from citator.providers.base import chat_payload
-from citator.providers.local import LocalChatModel, LocalProvider
+from citator.providers.local import LocalProvider
 from citator.providers.openai_http import OpenAIHTTPProvider
 
 pytestmark = pytest.mark.slow
@@ -80,17 +80,23 @@ def test_benchmark_run_through_the_http_provider(served: str, tmp_path: Path, nr
             assert KEY.encode() not in path.read_bytes(), path
 
 
-def test_local_backend_answers_in_process(tiny_qwen3_causal_dir: Path) -> None:
-    model = LocalChatModel(tiny_qwen3_causal_dir, device="cpu")
+@pytest.fixture(scope="module")
+def local_provider(tiny_qwen3_causal_dir: Path) -> LocalProvider:
+    return LocalProvider(tiny_qwen3_causal_dir, device="cpu")
+
+
+def test_local_backend_answers_in_process(local_provider: LocalProvider) -> None:
+    model = local_provider.backend
     body = model.chat_completion(chat_payload("x", [{"role": "user", "content": "Hi"}], 4))
     assert body["usage"]["prompt_tokens"] > 0 and body["choices"][0]["finish_reason"] in ("stop", "length")
     assert body == model.chat_completion(chat_payload("x", [{"role": "user", "content": "Hi"}], 4))  # greedy
 
 
-def test_local_provider_is_metered_like_any_other(tiny_qwen3_causal_dir: Path, tmp_path: Path, nrs_sections: Path,
+def test_local_provider_is_metered_like_any_other(local_provider: LocalProvider, tmp_path: Path, nrs_sections: Path,
                                                   nrs_suite: Path) -> None:
     suite = write_suite(tmp_path / "suite.jsonl", nrs_suite, ["nrs-dev-10"])
-    provider = LocalProvider(tiny_qwen3_causal_dir, device="cpu")
-    metrics = run_statutes(RunConfig(nrs_sections, suite, tmp_path / "run", budget=Budget(max_requests=2)), provider)
+    metrics = run_statutes(RunConfig(nrs_sections, suite, tmp_path / "run", budget=Budget(max_requests=2)),
+                           local_provider)
     assert metrics["provider_requests"] == 2 and metrics["failures"]["budget"] == 6
     assert len(list((tmp_path / "run" / "receipts").glob("*.json"))) == 2
+    assert metrics["provider"]["version"].startswith("sha256:")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from citator.errors import ProviderError
-from citator.providers.base import SimilarityProvider
+from citator.providers.base import SimilarityProvider, model_digest
 
 
 def default_model_dir() -> Path:
@@ -35,9 +35,10 @@ class EmbeddingProvider(SimilarityProvider):
         config = path / "config.json"
         kind = json.loads(config.read_text(encoding="utf-8")).get("model_type", "unknown") if config.is_file() else "unknown"
         self.model = f"{path.parent.name}/{path.name}:{kind}"
+        self.version = f"sha256:{model_digest(path)[:16]}"
 
     def describe(self) -> dict[str, Any]:
-        return {"provider": self.name, "model": self.model, "version": self.model, "similarity": "cosine"}
+        return {"provider": self.name, "model": self.model, "version": self.version, "similarity": "cosine"}
 
     def similarity(self, query: str, texts: Sequence[str]) -> list[float]:
         vectors = self._model.encode([query, *texts], batch_size=self.batch_size, normalize_embeddings=True,

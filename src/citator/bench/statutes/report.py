@@ -72,6 +72,17 @@ def _failure_rows(out: Path, limit: int = 50) -> list[list[str]]:
     return rows
 
 
+def _provider(described: dict[str, Any]) -> str:
+    parts = [described.get("provider", "?"), described.get("model"), described.get("version")]
+    return " ".join(str(p) for i, p in enumerate(parts) if p and (i < 2 or p != parts[1]))
+
+
+def _html_fact(fact: str) -> str:
+    """A Markdown fact line as HTML: escaped, with `code` spans kept as code."""
+    pieces = html.escape(fact[2:]).split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(pieces))
+
+
 def _md(header: list[str], rows: list[list[str]]) -> str:
     if not rows:
         return "_none_\n"
@@ -167,7 +178,7 @@ def write_report(out: Path, manifest: dict[str, Any], metrics: dict[str, Any]) -
     facts = [
         (f"- suite: `{metrics['suite_version']}`; corpus sha256 `{manifest['corpus']['sha256'][:16]}…` "
         f"({manifest['corpus']['sections']} sections)"),
-        (f"- provider: `{metrics['provider']}`; prompt `{metrics['prompt_version']}`; retrieval "
+        (f"- provider: `{_provider(metrics['provider'])}`; prompt `{metrics['prompt_version']}`; retrieval "
         f"`{metrics['retrieval_version']}`; passages `{metrics['passage_version']}`"),
         (f"- provider requests: {metrics['provider_requests']} (budget {manifest['budget']['max_requests']} requests, "
         f"{manifest['budget']['max_input_tokens']} input tokens); failures: {metrics['failures'] or 'none'}"),
@@ -208,7 +219,7 @@ def write_report(out: Path, manifest: dict[str, Any], metrics: dict[str, Any]) -
         return f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(data).decode()}">'
 
     body = ["<h1>Statute relevance benchmark — run report</h1>",
-            "<ul>" + "".join(f"<li>{html.escape(f[2:])}</li>" for f in facts) + "</ul>"]
+            "<ul>" + "".join(f"<li>{_html_fact(f)}</li>" for f in facts) + "</ul>"]
     for title, head, rows in sections:
         body += [f"<h2>{html.escape(title)}</h2>", _html_table(head, rows)]
     body += [img(forest, "forest plot"), "<h2>Exact-citation controls</h2>",
