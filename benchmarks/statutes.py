@@ -4,7 +4,7 @@ Per suite and split: Hit@1/5/10, RR and target coverage of the 30-candidate keyw
 the reranked order of the same 30, with paired family-bootstrap 95% intervals (10,000 replicates, seed 20260920);
 the secondary all-terms baseline and the controls are in each run's metrics.json and report.
 
-    .venv/bin/python benchmarks/statutes.py [--runs-dir benchmarks/work/statutes] [--suites nrs dc] [--resume]
+    .venv/bin/python benchmarks/statutes.py [--data ../shared/data/statutes] [--runs-dir benchmarks/work/statutes] [--suites nrs dc] [--resume]
 
 Wall time per suite is from a fresh run directory (BM25 indexing, passages, MiniLM encoding, bootstrap, report),
 after the encoder is loaded.
@@ -22,15 +22,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "statutes"
-SUITES = {
-    "nrs": (DATA / "nevada_nrs_subset" / "sections.jsonl", DATA / "nevada_nrs_subset" / "suite-dev.jsonl"),
-    "dc": (DATA / "dc_code" / "sections.jsonl", DATA / "dc_code" / "suite-dev.jsonl"),
-}
+SUITES = {"nrs": "nevada_nrs_subset", "dc": "dc_code"}
 METRICS = ("hit@1", "hit@5", "hit@10", "rr")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA, help="folder holding nevada_nrs_subset/ and dc_code/")
     parser.add_argument("--runs-dir", type=Path, default=ROOT / "benchmarks" / "work" / "statutes")
     parser.add_argument("--suites", nargs="+", choices=sorted(SUITES), default=["nrs", "dc"])
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "statutes.json")
@@ -45,7 +43,7 @@ def main() -> int:
     print(f"{'suite':<5} {'split':<6} {'kind':<15} {'n':>3} {'order':<9} {'hit@1':>6} {'hit@5':>6} {'hit@10':>6} "
           f"{'rr':>6} {'cov':>6}")
     for name in args.suites:
-        corpus, suite = SUITES[name]
+        corpus, suite = (args.data / SUITES[name] / f for f in ("sections.jsonl", "suite-dev.jsonl"))
         if not args.resume:
             shutil.rmtree(args.runs_dir / name, ignore_errors=True)
         start = time.perf_counter()
@@ -63,7 +61,7 @@ def main() -> int:
                 print(f"{name:<5} {split:<6} paired {metric:<7} diff {iv['difference']:+.3f}  95% CI [{lo:+.3f}, {hi:+.3f}]"
                       f"  ({iv['queries']} queries, {iv['families']} families)")
         results[name] = {
-            "corpus": str(corpus.relative_to(ROOT.parent)),
+            "corpus": f"{SUITES[name]}/sections.jsonl",
             "suite_version": metrics["suite_version"],
             "provider": metrics["provider"],
             "retrieval_version": metrics["retrieval_version"],
