@@ -78,7 +78,8 @@ def test_kill_then_resume(tmp_path: Path, nrs_sections: Path, nrs_suite: Path, f
     subprocess.run([*_bench(suite, nrs_sections, base_url, out), "--resend-attempted"], env=env, check=True,
                    capture_output=True)
     final = _receipts(out)
-    assert all(r["status"] == "completed" for r in final.values())
+    assert all(r["status"] == "completed" and r["usage"]["prompt_tokens"] > 0 for r in final.values())
+    assert all({"request_hash", "attempted_at", "finished_at", "response", "http_status"} <= set(r) for r in final.values())
     assert final[unfinished[0]]["attempts"] == 2
     assert sum(_served(log).values()) == sum(served.values()) + 1
     metrics = json.loads((out / "metrics.json").read_text())

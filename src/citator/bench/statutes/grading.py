@@ -66,7 +66,8 @@ def _send(provider: ChatProvider, store: ReceiptStore, payload: dict[str, Any], 
     # Written before sending: a crash after this point leaves proof that the request may have gone out.
     store.put(record)
     exchange = provider.send(payload)
-    done = {**record, "finished_at": now(), "http_status": exchange.status, "response": exchange.body,
+    usage = exchange.body.get("usage") if isinstance(exchange.body, dict) else None
+    done = {**record, "finished_at": now(), "http_status": exchange.status, "response": exchange.body, "usage": usage,
             "error": exchange.error, "status": COMPLETED if exchange.status == 200 and exchange.error is None else FAILED}
     store.put(done)
     return done
