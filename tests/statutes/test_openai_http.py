@@ -37,3 +37,12 @@ def test_transport_error_is_returned_once() -> None:
 def test_base_url_must_be_http() -> None:
     with pytest.raises(ProviderError):
         OpenAIHTTPProvider("ftp://x", "m")
+
+
+def test_provider_serve_refuses_an_unset_key_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from citator.cli.main import main
+
+    monkeypatch.delenv("CITATOR_UNSET_KEY", raising=False)
+    rc = main(["provider-serve", "--model", str(tmp_path), "--port", "1", "--api-key-env", "CITATOR_UNSET_KEY"])
+    assert rc == 2 and "CITATOR_UNSET_KEY: that environment variable is not set" in capsys.readouterr().err

@@ -66,9 +66,9 @@ def serve(model_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8000, s
     """Load the model and serve until interrupted; the key is read from `api_key_env` and never printed."""
     import uvicorn
 
-    model = LocalChatModel(model_dir, device=device)
     key = os.environ.get(api_key_env) if api_key_env else None
     if api_key_env and not key:
         raise ProviderError(f"--api-key-env {api_key_env}: that environment variable is not set")
+    model = LocalChatModel(model_dir, device=device)
     app = create_app(model, served_name=served_name or model.model_id, api_key=key or None)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
