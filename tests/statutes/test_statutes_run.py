@@ -173,3 +173,24 @@ def test_the_review_app_reads_this_pool(tmp_path: Path, nrs_sections: Path, nrs_
     per = {q["query_id"]: q for q in metrics["per_query"]}
     for qid, order in keyword_order(entries).items():
         assert order[:10] == per[qid]["keyword_top10"]
+
+
+class CrashingProvider(CountingProvider):
+    """Raises on its third call, as a local backend might (out of memory, a bug)."""
+
+    def send(self, payload: Mapping[str, Any]) -> Exchange:
+        if len(self.calls) == 2:
+            self.calls.append(payload)
+            raise RuntimeError("backend fell over")
+        return super().send(payload)
+
+
+def test_a_backend_crash_fails_only_its_request(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
+    provider = CrashingProvider()
+    metrics, out = _run(tmp_path, nrs_sections, nrs_suite, provider)
+    assert len(provider.calls) == 56 and metrics["failures"] == {"request": 1}
+    failure = json.loads((out / "failures.jsonl").read_text().splitlines()[0])
+    assert failure["reason"] == "RuntimeError: backend fell over"
+    again = CountingProvider()
+    _run(tmp_path, nrs_sections, nrs_suite, again)
+    assert again.calls == []  # no automatic retry on resume

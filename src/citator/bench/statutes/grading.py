@@ -24,7 +24,7 @@ from citator.bench.statutes.receipts import (
 )
 from citator.data.atomic import write_jsonl_atomic
 from citator.data.jsonl import iter_jsonl
-from citator.providers.base import ChatProvider, SimilarityProvider, chat_payload
+from citator.providers.base import ChatProvider, Exchange, SimilarityProvider, chat_payload
 from citator.providers.grades import GradeDistribution, InvalidResponse, parse_chat_grades, usage_of
 
 Key = tuple[str, str]  # (query_id, doc_id)
@@ -61,11 +61,16 @@ class Grading:
 def _send(provider: ChatProvider, store: ReceiptStore, payload: dict[str, Any], digest: str,
           receipt: dict[str, Any] | None, meta: dict[str, Any]) -> dict[str, Any]:
     attempts = int(receipt.get("attempts", 0)) + 1 if receipt else 1
+    earlier = [*receipt.get("earlier_attempts", []), receipt.get("attempted_at")] if receipt else []
     record = {**meta, "request_hash": digest, "request": payload, "preflight_tokens": preflight_tokens(payload),
-              "attempts": attempts, "attempted_at": now(), "status": ATTEMPTED}
+              "attempts": attempts, "attempted_at": now(), "earlier_attempts": earlier, "status": ATTEMPTED}
     # Written before sending: a crash after this point leaves proof that the request may have gone out.
     store.put(record)
-    exchange = provider.send(payload)
+    try:
+        exchange = provider.send(payload)
+    # A backend crash is this request's outcome (recorded, never retried); interrupts (BaseException) are not.
+    except Exception as exc:  # noqa: BLE001
+        exchange = Exchange(0, None, f"{type(exc).__name__}: {exc}")
     usage = exchange.body.get("usage") if isinstance(exchange.body, dict) else None
     done = {**record, "finished_at": now(), "http_status": exchange.status, "response": exchange.body, "usage": usage,
             "error": exchange.error, "status": COMPLETED if exchange.status == 200 and exchange.error is None else FAILED}
@@ -103,12 +108,7 @@ def grade_chat(
                 before = charge(receipt) if receipt else Ledger(0, 0, 0, 0)
                 receipt = _send(provider, store, payload, digest, receipt, meta)
                 after = charge(receipt)
-                out.ledger = Ledger(
-                    out.ledger.attempts + after.attempts - before.attempts,
-                    out.ledger.input_tokens + after.input_tokens - before.input_tokens,
-                    out.ledger.reported_input_tokens + after.reported_input_tokens - before.reported_input_tokens,
-                    out.ledger.reported_output_tokens + after.reported_output_tokens - before.reported_output_tokens,
-                )
+                out.ledger = out.ledger + after - before
                 out.sent_now += 1
                 if on_sent is not None:
                     on_sent(out.sent_now)

@@ -41,6 +41,11 @@ class Ledger:
                       self.reported_input_tokens + other.reported_input_tokens,
                       self.reported_output_tokens + other.reported_output_tokens)
 
+    def __sub__(self, other: Ledger) -> Ledger:
+        return Ledger(self.attempts - other.attempts, self.input_tokens - other.input_tokens,
+                      self.reported_input_tokens - other.reported_input_tokens,
+                      self.reported_output_tokens - other.reported_output_tokens)
+
 
 def canonical_bytes(payload: Mapping[str, Any]) -> bytes:
     """The request body as sent: compact JSON with sorted keys, UTF-8."""
