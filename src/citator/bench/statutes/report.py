@@ -72,6 +72,14 @@ def _failure_rows(out: Path, limit: int = 50) -> list[list[str]]:
     return rows
 
 
+def _model_hit(hit: dict[str, Any]) -> str:
+    if "p_useful" in hit:
+        return f"{hit['doc_id']} (P(useful) {hit['p_useful']:.2f})"
+    if "similarity" in hit:
+        return f"{hit['doc_id']} (cos {hit['similarity']:.2f})"
+    return f"{hit['doc_id']} (ungraded)"
+
+
 def _provider(described: dict[str, Any]) -> str:
     parts = [described.get("provider", "?"), described.get("model"), described.get("version")]
     return " ".join(str(p) for i, p in enumerate(parts) if p and (i < 2 or p != parts[1]))
@@ -173,7 +181,8 @@ def write_report(out: Path, manifest: dict[str, Any], metrics: dict[str, Any]) -
     ]
     citations = [[c["query_id"], c["text"], ", ".join(c["resolved"]) or "–", c["message"]]
                  for c in metrics["controls"]["exact_citation"]]
-    outside = [[c["query_id"], c["text"][:80], ", ".join(f"{h['doc_id']} ({h['score']:.2f})" for h in c["keyword_top"][:3])]
+    outside = [[c["query_id"], c["text"][:80], ", ".join(f"{h['doc_id']} ({h['score']:.2f})" for h in c["keyword_top"][:3]),
+                ", ".join(_model_hit(h) for h in (c["reranked_top"] or [])[:3]) or "–"]
                for c in metrics["controls"]["outside_corpus"]]
     facts = [
         (f"- suite: `{metrics['suite_version']}`; corpus sha256 `{manifest['corpus']['sha256'][:16]}…` "
@@ -197,8 +206,8 @@ def write_report(out: Path, manifest: dict[str, Any], metrics: dict[str, Any]) -
         md += ["![forest plot](forest.png)", ""]
     md += ["## Exact-citation controls (direct lookup, no model calls)", "",
            _md(["query", "text", "resolved", "message"], citations)]
-    md += ["## Outside-corpus controls (not auto-judged; top keyword hits)", "",
-           _md(["query", "text", "top hits"], outside)]
+    md += ["## Outside-corpus controls (not auto-judged: nothing relevant exists; inspect the top scores)", "",
+           _md(["query", "text", "top keyword hits (BM25)", "top reranked hits"], outside)]
     failures = _failure_rows(out)
     failure_header = ["query", "stage", "reason", "request"]
     md += ["## Failures", "", _md(failure_header, failures)]
@@ -224,7 +233,7 @@ def write_report(out: Path, manifest: dict[str, Any], metrics: dict[str, Any]) -
         body += [f"<h2>{html.escape(title)}</h2>", _html_table(head, rows)]
     body += [img(forest, "forest plot"), "<h2>Exact-citation controls</h2>",
              _html_table(["query", "text", "resolved", "message"], citations),
-             "<h2>Outside-corpus controls</h2>", _html_table(["query", "text", "top hits"], outside)]
+             "<h2>Outside-corpus controls</h2>", _html_table(["query", "text", "top keyword hits (BM25)", "top reranked hits"], outside)]
     body += ["<h2>Failures</h2>", _html_table(failure_header, failures)]
     if human:
         body += ["<h2>Human labels (section grades)</h2>", _html_table(human_header, _human_rows(human)),
