@@ -194,3 +194,27 @@ def test_a_backend_crash_fails_only_its_request(tmp_path: Path, nrs_sections: Pa
     again = CountingProvider()
     _run(tmp_path, nrs_sections, nrs_suite, again)
     assert again.calls == []  # no automatic retry on resume
+
+
+def test_labels_exported_by_the_review_store_drive_calibration(tmp_path: Path, nrs_sections: Path,
+                                                               nrs_suite: Path) -> None:
+    from citator.labels.exchange import export_labels
+    from citator.labels.pool import read_pool
+    from citator.labels.store import LabelStore
+
+    _, out = _run(tmp_path, nrs_sections, nrs_suite, CountingProvider())
+    with LabelStore(tmp_path / "labels.sqlite") as store:
+        store.load_items(e.item for e in read_pool(out))
+        store.add_reviewer("ann")
+        (ann,) = store.reviewers()
+        for item in store.items():
+            if item.query_id == "nrs-dev-11":
+                grade = 3 if item.doc_id == "NRS 0.020" else 0
+                store.save_label(ann, item.key, grade, "unknown" if item.doc_id == "NRS 0.010" else grade, "note",
+                                 item.hashes, True)
+        export_labels(store, tmp_path / "export.jsonl")
+    metrics, _ = _run(tmp_path, nrs_sections, nrs_suite, CountingProvider(), labels=tmp_path / "export.jsonl")
+    human = metrics["human_labels"]
+    assert human["labels_used"] == 30 and human["labels_stale"] == 0
+    assert human["section"]["dev"]["keyword"]["ndcg@5_queries"] == 1
+    assert human["calibration_section"]["dev"]["n"] == 30 and human["calibration_passage"]["dev"]["n"] == 29
