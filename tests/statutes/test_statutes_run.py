@@ -218,3 +218,25 @@ def test_labels_exported_by_the_review_store_drive_calibration(tmp_path: Path, n
     assert human["labels_used"] == 30 and human["labels_stale"] == 0
     assert human["section"]["dev"]["keyword"]["ndcg@5_queries"] == 1
     assert human["calibration_section"]["dev"]["n"] == 30 and human["calibration_passage"]["dev"]["n"] == 29
+
+
+def test_cli_reads_the_label_store_directly(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
+    from citator.cli.main import main
+    from citator.labels.pool import read_pool
+    from citator.labels.store import LabelStore
+
+    base = ["bench", "statutes", "--corpus", str(nrs_sections), "--suite", str(nrs_suite), "--provider", "none",
+            "--out", str(tmp_path / "run")]
+    assert main(base) == 0
+    with LabelStore(tmp_path / "store.sqlite") as store:
+        store.load_items(e.item for e in read_pool(tmp_path / "run"))
+        store.add_reviewer("ann")
+        (ann,) = store.reviewers()
+        item = store.items()[0]
+        store.save_label(ann, item.key, 2, 2, "private note", item.hashes, True)
+    assert main([*base, "--label-store", str(tmp_path / "store.sqlite")]) == 0
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["human_labels"]["labels_used"] == 1
+    for path in (tmp_path / "run").rglob("*"):
+        if path.is_file():
+            assert b"private note" not in path.read_bytes(), path

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from citator.errors import ConfigError
@@ -33,7 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="openai: environment variable holding the key")
     p.add_argument("--timeout", type=float, default=120.0, help="openai: seconds per request (no retries)")
     p.add_argument("--device", help="local: torch device (default cuda if available, else cpu)")
-    p.add_argument("--labels", type=Path, help="human labels JSONL (review export) for calibration")
+    labels = p.add_mutually_exclusive_group()
+    labels.add_argument("--labels", type=Path, help="human labels JSONL (review export) for calibration")
+    labels.add_argument("--label-store", type=Path, help="the review app's label store (SQLite) for calibration")
     p.add_argument("--resend-attempted", action="store_true",
                    help="re-send requests that were attempted but have no recorded outcome")
     p.add_argument("--max-requests", type=int, default=272, help="attempted-request cap (at most 272)")
@@ -71,15 +74,32 @@ def _provider(args: argparse.Namespace):  # type: ignore[no-untyped-def]
                               timeout_s=args.timeout)
 
 
+def _export_store(store_path: Path, target: Path) -> Path:
+    """Export every label of a review store, stale ones included so the run counts them (a temp file: the
+    export holds reviewer notes, which stay out of run directories)."""
+    from citator.labels.exchange import export_labels
+    from citator.labels.store import LabelStore
+
+    if not store_path.is_file():
+        raise ConfigError(f"--label-store {store_path}: no such file")
+    with LabelStore(store_path) as store:
+        export_labels(store, target, include_stale=True)
+    return target
+
+
 def run_bench_statutes(args: argparse.Namespace) -> int:
     from citator.bench.statutes.receipts import MAX_INPUT_TOKENS, MAX_REQUESTS, Budget
     from citator.bench.statutes.run import RunConfig, run_statutes
 
     if not 0 < args.max_requests <= MAX_REQUESTS or not 0 < args.max_input_tokens <= MAX_INPUT_TOKENS:
         raise ConfigError(f"budgets may only be lowered: at most {MAX_REQUESTS} requests, {MAX_INPUT_TOKENS} tokens")
-    config = RunConfig(args.corpus, args.suite, args.out, args.labels, args.resend_attempted,
-                       Budget(args.max_requests, args.max_input_tokens))
-    metrics = run_statutes(config, _provider(args))
+    with tempfile.TemporaryDirectory(prefix="citator-labels-") as tmp:
+        labels = args.labels
+        if args.label_store is not None:
+            labels = _export_store(args.label_store, Path(tmp) / "labels.jsonl")
+        config = RunConfig(args.corpus, args.suite, args.out, labels, args.resend_attempted,
+                           Budget(args.max_requests, args.max_input_tokens))
+        metrics = run_statutes(config, _provider(args))
     for split, kinds in metrics["by_split"].items():
         for kind, row in kinds.items():
             rer = (metrics["reranked_by_split"] or {}).get(split, {}).get(kind)
