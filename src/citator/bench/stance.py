@@ -14,6 +14,7 @@ from pathlib import Path
 from citator.data import read_queries, validate_results, write_results
 from citator.data.records import ResultLine
 from citator.errors import CitatorError, IndexDirError, ResultsError
+from citator.retrieve.artifacts import Artifacts
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.index_dir import Manifest, build_index, read_manifest
 from citator.retrieve.service_protocol import PID_NAME, READY_NAME, search_via_service, service_dir
@@ -63,11 +64,12 @@ def start_server(index_dir: Path, timeout: float = 300.0) -> int:
 
 
 def build(
-    corpus: Path, index_dir: Path, model: Path | None = None, config: RetrievalConfig | None = None, serve: bool = True
+    corpus: Path, index_dir: Path, model: Path | None = None, config: RetrievalConfig | None = None, serve: bool = True,
+    artifacts: Artifacts | None = None,
 ) -> Manifest:
     """Stop any old server, build the index atomically, then start a fresh server for it."""
     stop_server(index_dir)
-    manifest = build_index(corpus, index_dir, model, config)
+    manifest = build_index(corpus, index_dir, model, config, artifacts=artifacts)
     if serve:
         start_server(index_dir)
     return manifest

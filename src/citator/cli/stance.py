@@ -14,6 +14,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--index-dir", required=True, type=Path)
     b.add_argument("--model", type=Path, help="local encoder directory (default: the bundled MiniLM)")
     b.add_argument("--config", type=Path, help="retrieval config JSON (default: the tuned defaults)")
+    b.add_argument("--artifacts", type=Path, help="trained artifacts (default: artifacts/ at the project root, if any)")
+    b.add_argument("--no-artifacts", action="store_true", help="ignore artifacts/ even if it exists")
     b.add_argument("--no-serve", action="store_true", help="do not start the search server")
     b.set_defaults(func=run_build)
 
@@ -40,12 +42,16 @@ def run_build(args: argparse.Namespace) -> int:
     from citator.errors import ConfigError
     from citator.retrieve.config import RetrievalConfig
 
+    from citator.retrieve.artifacts import default_artifacts, read_artifacts
+
     config = RetrievalConfig.from_json(read_json(args.config, ConfigError)) if args.config else None  # type: ignore[arg-type]
+    where = None if args.no_artifacts else (args.artifacts or default_artifacts())
+    artifacts = read_artifacts(where) if where else None
     start = time.monotonic()
-    manifest = build(args.corpus, args.index_dir, args.model, config, serve=not args.no_serve)
+    manifest = build(args.corpus, args.index_dir, args.model, config, serve=not args.no_serve, artifacts=artifacts)
     print(
         f"built {args.index_dir}: {manifest.n_docs} documents, {manifest.n_passages} passages, "
-        f"encoder {manifest.encoder_id}, {time.monotonic() - start:.1f} s"
+        f"encoder {manifest.encoder_id}, artifacts {manifest.artifacts_path or 'none'}, {time.monotonic() - start:.1f} s"
         + ("" if args.no_serve else "; search server ready"),
         file=sys.stderr,
     )

@@ -14,6 +14,8 @@ import numpy as np
 
 from citator.models.encoder import Encoder
 
+QUERY_FORMAT_FILE = "citator_query_format.json"
+
 
 def read_pooling(model_dir: Path) -> tuple[str, int | None]:
     """(pooling mode, max_seq_length) from a sentence-transformers directory; mean pooling if none is stated."""
@@ -54,9 +56,14 @@ class TransformerEncoder(Encoder):
         self.max_length = max_length or st_max or 512
         self.model_id = f"{self.model.config.model_type}:{model_dir.name}"
         self.dim = int(self.model.config.hidden_size)
+        # A fine-tuned directory may carry its own per-stance query prefixes (written by `citator train`).
+        extra = model_dir / QUERY_FORMAT_FILE
+        self.query_prefixes: dict[str, str] = (
+            json.loads(extra.read_text(encoding="utf-8"))["query_prefixes"] if extra.is_file() else {}
+        )
 
     def format_query(self, text: str, stance: str) -> str:
-        return text
+        return self.query_prefixes.get(stance, "") + text
 
     def format_document(self, text: str) -> str:
         return text

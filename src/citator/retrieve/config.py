@@ -8,15 +8,20 @@ from typing import Any
 from citator.errors import ConfigError
 
 
+# bm25: whole document; bm25_maxp / dense: best passage; ft_dense: best passage under the fine-tuned encoder;
+# memory_*: nearest labeled training propositions (the last four need trained artifacts).
+SIGNALS = ("bm25", "bm25_maxp", "dense", "ft_dense", "memory_max", "memory_same", "memory_vote")
+
+
 @dataclass(frozen=True)
 class RetrievalConfig:
     k1: float = 0.9
     b: float = 0.4
     passage_words: int = 200
     passage_overlap: int = 50
-    fusion: str = "interpolate"  # or "rrf"
+    fusion: str = "interpolate"  # or "rrf", or "learned" (the trained ranker over the interpolation's top candidates)
     # Signal name -> weight. Signals: bm25 (whole document), bm25_maxp (best passage), dense (best passage).
-    weights: dict[str, float] = field(default_factory=lambda: {"bm25": 0.15, "bm25_maxp": 0.15, "dense": 0.7})
+    weights: dict[str, float] = field(default_factory=lambda: {"bm25": 0.3, "bm25_maxp": 0.2, "dense": 0.7})
     norm_depth: int = 100
     rrf_k: int = 60
 
@@ -33,9 +38,9 @@ class RetrievalConfig:
         return config
 
     def check(self) -> None:
-        if self.fusion not in ("interpolate", "rrf"):
-            raise ConfigError(f'fusion must be "interpolate" or "rrf", got {self.fusion!r}')
-        unknown = set(self.weights) - {"bm25", "bm25_maxp", "dense"}
+        if self.fusion not in ("interpolate", "rrf", "learned"):
+            raise ConfigError(f'fusion must be "interpolate", "rrf" or "learned", got {self.fusion!r}')
+        unknown = set(self.weights) - set(SIGNALS)
         if unknown:
             raise ConfigError(f"unknown signals in weights: {sorted(unknown)}")
         if self.passage_overlap >= self.passage_words:

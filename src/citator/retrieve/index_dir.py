@@ -20,6 +20,8 @@ import numpy as np
 import citator
 from citator.data import read_corpus, write_json_atomic
 from citator.errors import IndexDirError
+from citator.data.records import Document
+from citator.retrieve.artifacts import Artifacts
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.dense import DenseIndex
 from citator.retrieve.lexical import LexicalIndex
@@ -48,6 +50,8 @@ class Manifest:
     citator_version: str
     built_at: float
     data_dir: str
+    artifacts_path: str | None = None
+    artifacts_sha256: str | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -60,7 +64,8 @@ class Manifest:
             "format": FORMAT, "complete": True, "corpus_sha256": self.corpus_sha256, "n_docs": self.n_docs,
             "n_passages": self.n_passages, "encoder": {"path": self.encoder_path, "id": self.encoder_id},
             "config": self.config.to_json(), "citator_version": self.citator_version, "built_at": self.built_at,
-            "data_dir": self.data_dir,
+            "data_dir": self.data_dir, "artifacts": None if self.artifacts_path is None else {
+                "path": self.artifacts_path, "manifest_sha256": self.artifacts_sha256},
         }
 
     def path(self, index_dir: Path, name: str) -> Path:
@@ -83,10 +88,15 @@ def read_manifest(index_dir: Path) -> Manifest:
             encoder_path=obj["encoder"]["path"], encoder_id=obj["encoder"]["id"],
             config=RetrievalConfig.from_json(obj["config"]), citator_version=obj["citator_version"],
             built_at=float(obj["built_at"]), data_dir=str(obj["data_dir"]),
+            artifacts_path=(obj.get("artifacts") or {}).get("path"),
+            artifacts_sha256=(obj.get("artifacts") or {}).get("manifest_sha256"),
         )
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise IndexDirError(f"{path}: corrupt manifest ({type(exc).__name__}: {exc}); rebuild with build.sh") from None
-    for name in ("doc_ids.json", "passage_starts.npy", "dense.npy", "lexical_doc", "lexical_passage"):
+    parts = ["doc_ids.json", "passage_starts.npy", "dense.npy", "lexical_doc", "lexical_passage"]
+    if manifest.artifacts_path is not None:
+        parts += ["memory", "memory_links.npy"]
+    for name in parts:
         if not manifest.path(index_dir, name).exists():
             raise IndexDirError(f"{index_dir}: {name} is missing; the index is incomplete, rebuild with build.sh")
     return manifest
@@ -94,12 +104,13 @@ def read_manifest(index_dir: Path) -> Manifest:
 
 def build_index(
     corpus_path: Path, index_dir: Path, encoder_path: Path | None = None, config: RetrievalConfig | None = None,
-    progress: bool = True,
+    progress: bool = True, artifacts: Artifacts | None = None,
 ) -> Manifest:
-    """Build the whole index into a temp dir beside `index_dir`, then swap it into place."""
+    """Build the whole index into a fresh folder inside `index_dir`, then switch the manifest to it."""
     from citator.models.encoder import default_encoder_path, load_encoder
 
-    config = config or RetrievalConfig()
+    if config is None:
+        config = RetrievalConfig(fusion=artifacts.fusion, weights=artifacts.weights) if artifacts else RetrievalConfig()
     config.check()
     docs = read_corpus(corpus_path)
     encoder_path = Path(encoder_path) if encoder_path else default_encoder_path()
@@ -117,11 +128,15 @@ def build_index(
         np.save(tmp / "passage_starts.npy", starts)
         vectors = encoder.encode_documents(passages, progress=progress)
         DenseIndex(vectors).save(tmp / "dense.npy")
+        if artifacts is not None:
+            _add_artifacts(tmp, artifacts, docs, encoder.model_id)
         (tmp / "doc_ids.json").write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
         manifest = Manifest(
             corpus_sha256=file_sha256(corpus_path), n_docs=len(docs), n_passages=len(passages),
             encoder_path=str(encoder_path.absolute()), encoder_id=encoder.model_id, config=config,
             citator_version=citator.__version__, built_at=time.time(), data_dir=tmp.name,
+            artifacts_path=None if artifacts is None else str(artifacts.root),
+            artifacts_sha256=None if artifacts is None else file_sha256(artifacts.root / "manifest.json"),
         )
         os.chmod(tmp, 0o755)
         # The manifest goes last and atomically: until it names the new folder, readers see the old build.
@@ -133,3 +148,23 @@ def build_index(
         if stale.name != tmp.name:
             shutil.rmtree(stale, ignore_errors=True)
     return manifest
+
+
+def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], encoder_id: str) -> None:
+    """The proposition memory, the ranker and the memory's links to this corpus.
+
+    The fine-tuned encoder is a query encoder trained against the base encoder's passage vectors, so the
+    index must have been built with that same base encoder.
+    """
+    from citator.retrieve.memory import PropositionMemory
+
+    trained_on = artifacts.info.get("base_encoder_id")
+    if trained_on != encoder_id:
+        raise IndexDirError(f"artifacts {artifacts.root} were trained against encoder {trained_on!r}, but this index "
+                            f"uses {encoder_id!r}: build with the same --model or retrain")
+    shutil.copytree(artifacts.memory_dir, data_dir / "memory")
+    if artifacts.ranker_path is not None:
+        shutil.copy(artifacts.ranker_path, data_dir / "ranker.json")
+    memory = PropositionMemory.load(data_dir / "memory")
+    rows, cols = memory.link([d.doc_id for d in docs], [d.title for d in docs])
+    np.save(data_dir / "memory_links.npy", np.stack([rows, cols]))

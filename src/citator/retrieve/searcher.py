@@ -15,13 +15,15 @@ from citator.retrieve.fusion import interpolate, rrf, top_k
 from citator.retrieve.index_dir import Manifest, read_manifest
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.passages import max_per_document
+from citator.retrieve.ranker import LinearRanker, candidate_features, doc_years
 
-# A signal maps a batch of queries to a (n_queries, n_docs) score matrix. Learned components add their own.
+# A signal maps a batch of queries to a (n_queries, n_docs) score matrix.
 Signal = Callable[[Sequence[Query]], np.ndarray]
+MEMORY_SIGNALS = ("memory_max", "memory_same", "memory_vote")
 
 
 class StanceSearcher:
-    """Holds the index (mmap) and the encoder in memory; answers batches of queries."""
+    """Holds the index (mmap) and the encoders in memory; answers batches of queries."""
 
     def __init__(self, index_dir: str | Path, encoder_path: str | Path | None = None) -> None:
         from citator.models.encoder import load_encoder
@@ -29,39 +31,88 @@ class StanceSearcher:
         self.index_dir = Path(index_dir).absolute()
         self.manifest: Manifest = read_manifest(self.index_dir)
         self.config: RetrievalConfig = self.manifest.config
-        path = self.manifest.path
-        self.doc_ids: list[str] = json.loads(path(self.index_dir, "doc_ids.json").read_text(encoding="utf-8"))
-        self.passage_starts = np.load(path(self.index_dir, "passage_starts.npy"))
-        self.lexical_doc = LexicalIndex.load(path(self.index_dir, "lexical_doc"))
-        self.lexical_passage = LexicalIndex.load(path(self.index_dir, "lexical_passage"))
-        self.dense = DenseIndex.load(path(self.index_dir, "dense.npy"))
+        path = lambda name: self.manifest.path(self.index_dir, name)  # noqa: E731
+        self.doc_ids: list[str] = json.loads(path("doc_ids.json").read_text(encoding="utf-8"))
+        self.years = doc_years(self.doc_ids)
+        self.passage_starts = np.load(path("passage_starts.npy"))
+        self.lexical_doc = LexicalIndex.load(path("lexical_doc"))
+        self.lexical_passage = LexicalIndex.load(path("lexical_passage"))
+        self.dense = DenseIndex.load(path("dense.npy"))
         self.encoder = load_encoder(encoder_path or self.manifest.encoder_path)
         self.signals: dict[str, Signal] = {
             "bm25": lambda qs: self.lexical_doc.score_all([q.text for q in qs]),
             "bm25_maxp": lambda qs: max_per_document(self.lexical_passage.score_all([q.text for q in qs]), self.passage_starts),
-            "dense": self._dense,
+            "dense": lambda qs: self._maxp(self.dense, self.encoder, qs),
         }
+        self.ranker: LinearRanker | None = None
+        if self.manifest.artifacts_path is not None:
+            from citator.retrieve.artifacts import read_artifacts
+            from citator.retrieve.memory import PropositionMemory
 
-    def _dense(self, queries: Sequence[Query]) -> np.ndarray:
-        vectors = self.encoder.encode_queries([q.text for q in queries], [q.stance for q in queries])
-        return max_per_document(self.dense.score_all(vectors), self.passage_starts)
+            self.ft_encoder = load_encoder(read_artifacts(self.manifest.artifacts_path).encoder_dir)
+            self.memory = PropositionMemory.load(path("memory"))
+            links = np.load(path("memory_links.npy"))
+            self.memory_links = (links[0], links[1])
+            # The fine-tuned encoder is query-side only: it searches the base passage vectors.
+            self.signals["ft_dense"] = lambda qs: self._maxp(self.dense, self.ft_encoder, qs)
+            if path("ranker.json").is_file():
+                self.ranker = LinearRanker.load(path("ranker.json"))
+        # Which queries' own propositions to hide from the memory (set only while training; see learn.train).
+        self.exclude_propositions: Sequence[str | None] | None = None
+
+    def _maxp(self, index: DenseIndex, encoder, queries: Sequence[Query]) -> np.ndarray:  # type: ignore[no-untyped-def]
+        vectors = encoder.encode_queries([q.text for q in queries], [q.stance for q in queries])
+        return max_per_document(index.score_all(vectors), self.passage_starts)
+
+    def _memory(self, queries: Sequence[Query]) -> dict[str, np.ndarray]:
+        from citator.retrieve.memory import memory_signals
+
+        # Memory entries are encoded in the stance-neutral query form; the query is too.
+        vectors = self.ft_encoder.encode_queries([q.text for q in queries], ["all"] * len(queries))
+        return memory_signals(vectors, [q.stance for q in queries], self.memory, self.memory_links, len(self.doc_ids),
+                              exclude=self.exclude_propositions)
+
+    def available_signals(self) -> list[str]:
+        return list(self.signals) + (list(MEMORY_SIGNALS) if self.manifest.artifacts_path else [])
 
     def signal_matrices(self, queries: Sequence[Query], names: Sequence[str]) -> dict[str, np.ndarray]:
-        return {name: self.signals[name](queries) for name in names}
+        out = {name: self.signals[name](queries) for name in names if name in self.signals}
+        if any(name in MEMORY_SIGNALS for name in names):
+            out.update({k: v for k, v in self._memory(queries).items() if k in names})
+        return out
 
-    def fuse(self, signals: Mapping[str, np.ndarray], config: RetrievalConfig | None = None) -> np.ndarray:
+    def fuse(self, signals: Mapping[str, np.ndarray], queries: Sequence[Query] | None = None,
+             config: RetrievalConfig | None = None) -> np.ndarray:
+        """One score per document; with learned fusion, the ranker reorders the interpolation's top candidates."""
         config = config or self.config
         if config.fusion == "rrf":
             return rrf(signals, config.weights, config.rrf_k)
-        return interpolate(signals, config.weights, config.norm_depth)
+        base = interpolate(signals, config.weights, config.norm_depth)
+        if config.fusion != "learned" or self.ranker is None or queries is None:
+            return base
+        cand, _ = top_k(base, self.ranker.candidates)
+        names, x = candidate_features(signals, [q.stance for q in queries], self.years, cand)
+        logits = self.ranker.score(names, x)
+        # Candidates rank by the ranker, above every non-candidate (which keep their interpolated order below).
+        out = base - base.max() - 1.0 - np.abs(base.min())
+        rows = np.arange(cand.shape[0])[:, None]
+        out[rows, cand] = (1.0 / (1.0 + np.exp(-logits))).astype(np.float32) + 1.0
+        return out
+
+    def needed_signals(self) -> list[str]:
+        names = [n for n, w in self.config.weights.items() if w]
+        if self.config.fusion == "learned" and self.ranker is not None:
+            wanted = {f.split(":")[0] for f in self.ranker.features if ":" in f}
+            names = sorted(set(names) | wanted)
+        return names
 
     def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256) -> list[ResultLine]:
         """Top-k distinct known documents per query with finite, non-increasing scores."""
-        names = [n for n, w in self.config.weights.items() if w]
+        names = self.needed_signals()
         out: list[ResultLine] = []
         for start in range(0, len(queries), batch_size):
             batch = queries[start : start + batch_size]
-            fused = self.fuse(self.signal_matrices(batch, names))
+            fused = self.fuse(self.signal_matrices(batch, names), batch)
             fused = np.nan_to_num(fused, nan=0.0, posinf=0.0, neginf=0.0)
             idx, scores = top_k(fused, k)
             for q, row_idx, row_scores in zip(batch, idx, scores):

@@ -1,0 +1,40 @@
+"""`citator train`: learn artifacts (fine-tuned encoder, proposition memory, fusion) from labeled propositions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="learn stance-retrieval artifacts from labeled propositions (train/dev only)")
+    p.add_argument("--corpus", required=True, type=Path)
+    p.add_argument("--queries", required=True, type=Path, action="append", help="repeatable; `split` other than train is skipped")
+    p.add_argument("--ground-truth", required=True, type=Path, action="append", help="one per --queries")
+    p.add_argument("--dev-queries", type=Path, action="append", default=[], help="default: the split=dev part of --queries")
+    p.add_argument("--dev-ground-truth", type=Path, action="append", default=[])
+    p.add_argument("--out", required=True, type=Path, help="artifacts directory (e.g. artifacts/)")
+    p.add_argument("--model", type=Path, help="base encoder directory (default: the bundled MiniLM)")
+    p.add_argument("--base-index", type=Path, help="reuse the passage vectors of an index built from the same corpus")
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--learning-rate", type=float, default=3e-5)
+    p.set_defaults(func=run_train)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from citator.errors import CitatorError
+    from citator.learn.finetune import FinetuneConfig
+    from citator.learn.train import train
+
+    if len(args.queries) != len(args.ground_truth) or len(args.dev_queries) != len(args.dev_ground_truth):
+        raise CitatorError("give one --ground-truth per --queries (and one --dev-ground-truth per --dev-queries)")
+    config = FinetuneConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate)
+    manifest = train(args.corpus, list(zip(args.queries, args.ground_truth)),
+                     list(zip(args.dev_queries, args.dev_ground_truth)), args.out, args.model, config,
+                     base_index=args.base_index)
+    print(json.dumps({"fusion": manifest["fusion"], "dev_ndcg@10": manifest["dev_ndcg@10"],
+                      "timings": manifest["timings"]}, indent=2), file=sys.stderr)
+    return 0

@@ -1,0 +1,112 @@
+"""Contrastive fine-tuning of the query side of an encoder against its frozen passage vectors.
+
+The document tower stays as the base encoder built it, so the index needs no second set of passage vectors and
+each training step encodes only short queries. That makes the full corpus affordable as negatives: every
+query is scored against every document (MaxP over its passages), so in-batch negatives, mined hard negatives
+and the opposite-stance documents of the same proposition are all in the softmax, the last ones up-weighted.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+
+@dataclass(frozen=True)
+class QueryExample:
+    """A formatted query, the document indices it should find, and documents it must rank below them."""
+
+    text: str
+    positives: tuple[int, ...]
+    opposite: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class FinetuneConfig:
+    epochs: int = 3
+    batch_size: int = 32
+    learning_rate: float = 3e-5
+    warmup_fraction: float = 0.1
+    temperature: float = 0.05
+    query_max_length: int = 96
+    opposite_weight: float = 5.0
+    seed: int = 13
+
+
+def finetune_query_encoder(
+    base_dir: Path, examples: Sequence[QueryExample], passage_vectors: np.ndarray, starts: np.ndarray, out_dir: Path,
+    config: FinetuneConfig = FinetuneConfig(), progress: bool = True,
+) -> dict[str, float]:
+    """Train a copy of `base_dir` so queries land near their documents' passages; save it to `out_dir`."""
+    import torch
+    import torch.nn.functional as F
+
+    from citator.models.transformer_encoder import TransformerEncoder
+
+    torch.manual_seed(config.seed)
+    rng = random.Random(config.seed)
+    encoder = TransformerEncoder(base_dir, device="cpu")
+    model, tokenizer = encoder.model, encoder.tokenizer
+    model.train()
+    passages = torch.from_numpy(np.asarray(passage_vectors, dtype=np.float32))
+    n_docs = len(starts)
+    doc_of_passage = torch.from_numpy(np.repeat(np.arange(n_docs), np.diff(np.append(starts, len(passages)))))
+    log_opposite = math.log(config.opposite_weight)
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.01)
+    steps = config.epochs * math.ceil(len(examples) / config.batch_size)
+    warmup = max(1, int(steps * config.warmup_fraction))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (steps - s) / max(1, steps - warmup))
+    )
+    losses: list[float] = []
+    bar = tqdm(total=steps, desc="fine-tune", disable=not progress)
+    for _ in range(config.epochs):
+        order = list(examples)
+        rng.shuffle(order)
+        for start in range(0, len(order), config.batch_size):
+            batch = order[start : start + config.batch_size]
+            tokens = tokenizer([e.text for e in batch], padding=True, truncation=True,
+                               max_length=config.query_max_length, return_tensors="pt")
+            hidden = model(**tokens).last_hidden_state
+            queries = F.normalize(encoder._pool(hidden, tokens["attention_mask"]), p=2, dim=-1)
+            sims = queries @ passages.T  # (b, n_passages)
+            doc_logits = torch.full((len(batch), n_docs), -1e4).scatter_reduce(
+                1, doc_of_passage.expand(len(batch), -1), sims, reduce="amax", include_self=False
+            ) / config.temperature
+            positive = torch.zeros_like(doc_logits, dtype=torch.bool)
+            for i, e in enumerate(batch):
+                positive[i, list(e.positives)] = True
+                if e.opposite:
+                    doc_logits[i, list(e.opposite)] += log_opposite
+            # Multi-positive InfoNCE: -log of the probability mass on the relevant documents.
+            loss = (torch.logsumexp(doc_logits, 1) - torch.logsumexp(doc_logits.masked_fill(~positive, -1e9), 1)).mean()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            losses.append(loss.item())
+            bar.update(1)
+            bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
+    bar.close()
+    model.eval()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+    for extra in ("1_Pooling", "sentence_bert_config.json", "modules.json", "config_sentence_transformers.json"):
+        src = Path(base_dir) / extra
+        if src.is_dir():
+            shutil.copytree(src, out_dir / extra, dirs_exist_ok=True)
+        elif src.is_file():
+            shutil.copy(src, out_dir / extra)
+    tenth = max(1, len(losses) // 10)
+    return {"steps": float(len(losses)), "loss_first_tenth": sum(losses[:tenth]) / tenth,
+            "loss_last_tenth": sum(losses[-tenth:]) / tenth}

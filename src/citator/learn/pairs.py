@@ -1,0 +1,45 @@
+"""Training examples for the query encoder: each labeled query with its documents and opposite-stance documents."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from citator.data.records import Qrels, Query
+from citator.learn.finetune import QueryExample
+
+# MiniLM takes no instruction, so the fine-tuned encoder learns one: a short per-stance prefix.
+QUERY_PREFIXES = {
+    "supported": "find court decisions that support: ",
+    "refuted": "find court decisions that refute: ",
+    "all": "find court decisions that support or refute: ",
+}
+
+
+def opposite_stance_docs(queries: Sequence[Query], qrels: Qrels) -> dict[str, frozenset[str]]:
+    """For a proposition asked with both stances: each stance's query -> the other stance's relevant documents."""
+    by_prop: dict[str, dict[str, str]] = {}
+    for q in queries:
+        prop = q.extra.get("proposition_id")
+        if isinstance(prop, str) and q.stance in ("supported", "refuted"):
+            by_prop.setdefault(prop, {})[q.stance] = q.query_id
+    out: dict[str, frozenset[str]] = {}
+    for stances in by_prop.values():
+        if len(stances) == 2:
+            s, r = stances["supported"], stances["refuted"]
+            out[s] = qrels.relevant(r) - qrels.relevant(s)
+            out[r] = qrels.relevant(s) - qrels.relevant(r)
+    return out
+
+
+def query_examples(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[str]) -> list[QueryExample]:
+    """Every labeled query (all stances) with its stance prefix; documents missing from the corpus are skipped."""
+    index = {d: i for i, d in enumerate(doc_ids)}
+    opposite = opposite_stance_docs(queries, qrels)
+    out = []
+    for q in queries:
+        positives = tuple(sorted(index[d] for d in qrels.relevant(q.query_id) if d in index))
+        if not positives:
+            continue
+        against = tuple(sorted(index[d] for d in opposite.get(q.query_id, ()) if d in index))
+        out.append(QueryExample(QUERY_PREFIXES[q.stance] + q.text, positives, against))
+    return out

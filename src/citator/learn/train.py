@@ -1,0 +1,220 @@
+"""`citator train`: fine-tune the encoder, build the proposition memory, tune and fit the fusion; save artifacts.
+
+Training data never ships: only what is learned from it (a model directory, memory vectors with the
+propositions' text and document ids, fusion weights) goes into the artifacts directory.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import asdict
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from citator.data import Qrels, Query, read_corpus, read_ground_truth, read_queries, write_json_atomic
+from citator.errors import CitatorError
+from citator.evaluate import evaluate
+from citator.learn.finetune import FinetuneConfig, finetune_query_encoder
+from citator.learn.pairs import QUERY_PREFIXES, query_examples
+from citator.learn.ranker_fit import fit_linear_ranker
+from citator.models.transformer_encoder import QUERY_FORMAT_FILE
+from citator.retrieve.artifacts import FORMAT, read_artifacts
+from citator.retrieve.fusion import interpolate, top_k
+from citator.retrieve.index_dir import build_index, file_sha256
+from citator.retrieve.memory import MemoryEntry, PropositionMemory
+from citator.retrieve.passages import PassageSpec, passage_layout
+from citator.retrieve.ranker import candidate_features
+
+LabeledSet = tuple[list[Query], Qrels]
+
+
+def load_labeled(pairs: Sequence[tuple[Path, Path]], split: str | None) -> LabeledSet:
+    """Queries (of one split, if the files carry splits) with their ground truth; `test` is never accepted."""
+    queries: list[Query] = []
+    grades: dict[str, dict[str, int]] = {}
+    for q_path, g_path in pairs:
+        qrels = read_ground_truth(g_path)
+        for q in read_queries(q_path):
+            if q.split == "test":
+                continue  # never learn from, or select on, a test split
+            if split is not None and q.split is not None and q.split != split:
+                continue
+            if q.query_id in grades:
+                raise CitatorError(f'{q_path}: query_id "{q.query_id}" appears in two training files')
+            if q.query_id in qrels:
+                queries.append(q)
+                grades[q.query_id] = dict(qrels.of(q.query_id))
+    if not queries:
+        raise CitatorError(f"no labeled queries for split {split!r} in {[str(p) for p, _ in pairs]}")
+    return queries, Qrels.from_dict(grades)
+
+
+def _proposition(q: Query) -> str:
+    prop = q.extra.get("proposition_id")
+    return prop if isinstance(prop, str) else q.query_id
+
+
+def memory_entries(queries: Sequence[Query], qrels: Qrels, titles: dict[str, str]) -> list[MemoryEntry]:
+    """One entry per (proposition, stance); `all` only where a proposition has no stance-specific query."""
+    stanced = {_proposition(q) for q in queries if q.stance != "all"}
+    out = []
+    for q in queries:
+        if q.stance == "all" and _proposition(q) in stanced:
+            continue
+        docs = sorted(qrels.relevant(q.query_id))
+        out.append(MemoryEntry(_proposition(q), q.stance, q.text, tuple(docs), tuple(titles.get(d, "") for d in docs)))
+    return out
+
+
+def _ndcg(qrels: Qrels, queries: Sequence[Query], doc_ids: Sequence[str], scores: np.ndarray) -> float:
+    idx, _ = top_k(scores, 10)
+    run = {q.query_id: [doc_ids[i] for i in row] for q, row in zip(queries, idx)}
+    return evaluate(qrels, run, ["ndcg@10"], [q.query_id for q in queries])["ndcg@10"]
+
+
+def tune_weights(signals: dict[str, np.ndarray], qrels: Qrels, queries: Sequence[Query], doc_ids: Sequence[str]
+                 ) -> tuple[dict[str, float], float]:
+    """Coarse grid over interpolation weights, on dev."""
+    grid = {"bm25": [0.0, 0.2], "bm25_maxp": [0.0, 0.2], "dense": [0.0, 0.3], "ft_dense": [0.5, 1.0],
+            "memory_max": [0.0, 0.5, 1.0], "memory_vote": [0.0, 0.5]}
+    names = [n for n in grid if n in signals]
+    best: tuple[float, dict[str, float]] = (-1.0, {})
+    for values in product(*(grid[n] for n in names)):
+        weights = dict(zip(names, values))
+        if not any(weights.values()):
+            continue
+        score = _ndcg(qrels, queries, doc_ids, interpolate(signals, weights))
+        if score > best[0]:
+            best = (score, weights)
+    return best[1], best[0]
+
+
+def train(
+    corpus: Path, train_sets: Sequence[tuple[Path, Path]], dev_sets: Sequence[tuple[Path, Path]], out: Path,
+    base_encoder: Path | None = None, finetune: FinetuneConfig = FinetuneConfig(), progress: bool = True,
+    base_index: Path | None = None,
+) -> dict[str, Any]:
+    from citator.models.encoder import default_encoder_path, load_encoder
+    from citator.retrieve.searcher import StanceSearcher
+
+    started = time.monotonic()
+    base_encoder = Path(base_encoder) if base_encoder else default_encoder_path()
+    docs = read_corpus(corpus)
+    doc_ids = [d.doc_id for d in docs]
+    train_q, train_qrels = load_labeled(train_sets, "train")
+    dev_q, dev_qrels = load_labeled(dev_sets or train_sets, "dev")
+    out.mkdir(parents=True, exist_ok=True)
+    work = out / "work"
+    work.mkdir(exist_ok=True)
+    timings: dict[str, float] = {}
+
+    # 1. Passage vectors of the base encoder (the frozen document side), then fine-tune the query side.
+    t = time.monotonic()
+    base = load_encoder(base_encoder)
+    passages, starts = passage_layout([d.title for d in docs], [d.text for d in docs], PassageSpec())
+    cache = work / f"base-passages-{file_sha256(corpus)[:12]}-{base.model_id.replace(':', '_')}.npy"
+    reusable = _reusable_vectors(base_index, corpus, base.model_id) if base_index else None
+    if reusable is not None:
+        passage_vectors = reusable
+    elif cache.is_file():
+        passage_vectors = np.load(cache)
+    else:
+        passage_vectors = base.encode_documents(passages, progress=progress)
+        np.save(cache, passage_vectors)
+    examples = query_examples(train_q, train_qrels, doc_ids)
+    timings["passage_vectors_seconds"] = time.monotonic() - t
+    t = time.monotonic()
+    encoder_dir = out / "encoder"
+    if encoder_dir.exists():
+        shutil.rmtree(encoder_dir)
+    finetune_stats = finetune_query_encoder(base_encoder, examples, passage_vectors, starts, encoder_dir, finetune, progress)
+    (encoder_dir / QUERY_FORMAT_FILE).write_text(json.dumps({"query_prefixes": QUERY_PREFIXES}, indent=2))
+    timings["finetune_seconds"] = time.monotonic() - t
+
+    # 2. Proposition memory under the fine-tuned encoder (stance-neutral form, as the searcher queries it).
+    t = time.monotonic()
+    ft = load_encoder(encoder_dir)
+    entries = memory_entries(train_q, train_qrels, {d.doc_id: d.title for d in docs})
+    vectors = ft.encode_queries([e.text for e in entries], ["all"] * len(entries))
+    PropositionMemory(entries, vectors).save(out / "memory")
+    timings["memory_seconds"] = time.monotonic() - t
+
+    manifest: dict[str, Any] = {
+        "format": FORMAT, "fusion": "interpolate", "weights": {"ft_dense": 1.0, "memory_max": 0.5},
+        "base_encoder": str(base_encoder), "base_encoder_id": base.model_id,
+        "finetune": asdict(finetune), "finetune_stats": finetune_stats,
+        "training": {"corpus_sha256": file_sha256(corpus), "train_queries": len(train_q), "examples": len(examples),
+                     "memory_entries": len(entries), "dev_queries": len(dev_q),
+                     "inputs": [[str(q), file_sha256(q), str(g), file_sha256(g)] for q, g in list(train_sets) + list(dev_sets)]},
+    }
+    write_json_atomic(out / "manifest.json", manifest)
+
+    # 3. Tune the interpolation and fit the ranker on dev, with a dev index built from these artifacts.
+    t = time.monotonic()
+    index = work / "dev-index"
+    build_index(corpus, index, base_encoder, progress=progress, artifacts=read_artifacts(out))
+    searcher = StanceSearcher(index)
+    signals = searcher.signal_matrices(dev_q, searcher.available_signals())
+    dev_scores = {name: _ndcg(dev_qrels, dev_q, doc_ids, m) for name, m in signals.items()}
+    base_weights = {"bm25": 0.3, "bm25_maxp": 0.2, "dense": 0.7}
+    dev_scores["hybrid (no artifacts)"] = _ndcg(dev_qrels, dev_q, doc_ids, interpolate(signals, base_weights))
+    weights, tuned = tune_weights(signals, dev_qrels, dev_q, doc_ids)
+    dev_scores["interpolation (tuned on dev)"] = tuned
+    learned, cv = fit_ranker_cv(signals, dev_q, dev_qrels, searcher, weights)
+    dev_scores["learned fusion (2-fold CV on dev)"] = cv
+    manifest["weights"] = weights
+    manifest["fusion"] = "learned" if cv > tuned else "interpolate"
+    learned.save(out / "ranker.json")
+    manifest["dev_ndcg@10"] = dev_scores
+    timings["fusion_seconds"] = time.monotonic() - t
+    timings["total_seconds"] = time.monotonic() - started
+    manifest["timings"] = timings
+    write_json_atomic(out / "manifest.json", manifest)
+    shutil.rmtree(index, ignore_errors=True)
+    return manifest
+
+
+def fit_ranker_cv(signals: dict[str, np.ndarray], queries: Sequence[Query], qrels: Qrels, searcher, weights):  # type: ignore[no-untyped-def]
+    """Fit on one half of dev, score the other, and back; the final ranker is fitted on all of dev."""
+    base = interpolate(signals, weights)
+    cand, _ = top_k(base, 200)
+    names, x = candidate_features(signals, [q.stance for q in queries], searcher.years, cand)
+    doc_ids = searcher.doc_ids
+    y = np.array([[1.0 if doc_ids[c] in qrels.relevant(q.query_id) else 0.0 for c in row] for q, row in zip(queries, cand)])
+    props = [_proposition(q) for q in queries]
+    # Split by proposition so that a proposition's stances never sit on both sides.
+    fold = np.array([_stable_hash(p) % 2 for p in props])
+    runs: dict[str, list[str]] = {}
+    for f in (0, 1):
+        fit = fold != f
+        ranker = fit_linear_ranker(names, x[fit], y[fit])
+        logits = ranker.score(names, x[~fit])
+        order = np.argsort(-logits, axis=1)[:, :10]
+        for qi, row in zip(np.flatnonzero(~fit), order):
+            runs[queries[qi].query_id] = [doc_ids[cand[qi, j]] for j in row]
+    cv = evaluate(qrels, runs, ["ndcg@10"], [q.query_id for q in queries])["ndcg@10"]
+    return fit_linear_ranker(names, x, y), cv
+
+
+def _stable_hash(text: str) -> int:
+    """Unlike hash(), the same in every process (Python salts str hashes)."""
+    import hashlib
+
+    return int(hashlib.sha1(text.encode()).hexdigest()[:8], 16)
+
+
+def _reusable_vectors(index_dir: Path, corpus: Path, encoder_id: str) -> np.ndarray | None:
+    """Passage vectors of an existing index built from the same corpus, encoder and passage spec, if any."""
+    from citator.retrieve.index_dir import read_manifest
+
+    manifest = read_manifest(index_dir)
+    spec = PassageSpec()
+    same = (manifest.corpus_sha256 == file_sha256(corpus) and manifest.encoder_id == encoder_id
+            and (manifest.config.passage_words, manifest.config.passage_overlap) == (spec.words, spec.overlap))
+    return np.load(manifest.path(index_dir, "dense.npy")).astype(np.float32) if same else None

@@ -1,0 +1,57 @@
+"""The trained-artifacts directory that `citator train` writes and build.sh/run.sh read (never training data)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from citator.errors import IndexDirError
+
+FORMAT = "citator-artifacts/1"
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    root: Path
+    weights: dict[str, float]
+    fusion: str
+    info: dict[str, Any]
+
+    @property
+    def encoder_dir(self) -> Path:
+        return self.root / "encoder"
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.root / "memory"
+
+    @property
+    def ranker_path(self) -> Path | None:
+        path = self.root / "ranker.json"
+        return path if path.is_file() else None
+
+
+def read_artifacts(root: str | Path) -> Artifacts:
+    root = Path(root).absolute()
+    path = root / "manifest.json"
+    if not path.is_file():
+        raise IndexDirError(f"{root}: no manifest.json: not a citator artifacts directory (make one with citator train)")
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+        if obj.get("format") != FORMAT:
+            raise IndexDirError(f"{path}: format {obj.get('format')!r} is not {FORMAT!r}")
+        artifacts = Artifacts(root, {k: float(v) for k, v in obj["weights"].items()}, str(obj["fusion"]), obj)
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise IndexDirError(f"{path}: corrupt artifacts manifest ({exc}); retrain with citator train") from None
+    for part in (artifacts.encoder_dir / "config.json", artifacts.memory_dir / "memory.jsonl"):
+        if not part.is_file():
+            raise IndexDirError(f"{root}: {part.relative_to(root)} is missing; retrain with citator train")
+    return artifacts
+
+
+def default_artifacts() -> Path | None:
+    """`artifacts/` at the project root, if `citator train` has put one there."""
+    candidate = Path(__file__).resolve().parents[3] / "artifacts"
+    return candidate if (candidate / "manifest.json").is_file() else None

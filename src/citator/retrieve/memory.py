@@ -1,0 +1,111 @@
+"""PropositionMemory: labeled training propositions that vote for the documents they were judged against."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from citator.data.atomic import write_jsonl_atomic
+
+
+@dataclass(frozen=True)
+class MemoryEntry:
+    proposition_id: str
+    stance: str
+    text: str
+    doc_ids: tuple[str, ...]
+    doc_titles: tuple[str, ...]
+
+
+def _norm_title(title: str) -> str:
+    return " ".join("".join(c.lower() if c.isalnum() else " " for c in title).split())
+
+
+class PropositionMemory:
+    """Entry vectors (unit length) and, per entry, the corpus documents it points to."""
+
+    def __init__(self, entries: Sequence[MemoryEntry], vectors: np.ndarray) -> None:
+        self.entries = list(entries)
+        self.vectors = np.asarray(vectors, dtype=np.float32)
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        write_jsonl_atomic(directory / "memory.jsonl", (e.__dict__ for e in self.entries))
+        np.save(directory / "memory_vectors.npy", self.vectors.astype(np.float16))
+
+    @classmethod
+    def load(cls, directory: Path) -> PropositionMemory:
+        entries = []
+        with (directory / "memory.jsonl").open(encoding="utf-8") as handle:
+            for line in handle:
+                obj = json.loads(line)
+                entries.append(MemoryEntry(obj["proposition_id"], obj["stance"], obj["text"],
+                                           tuple(obj["doc_ids"]), tuple(obj["doc_titles"])))
+        return cls(entries, np.load(directory / "memory_vectors.npy").astype(np.float32))
+
+    def link(self, doc_ids: Sequence[str], titles: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(entry index, doc index) pairs against a corpus: by doc_id, else by unique case title.
+
+        The evaluator's corpus may name documents differently from the training corpus; titles bridge that.
+        """
+        by_id = {d: i for i, d in enumerate(doc_ids)}
+        by_title: dict[str, list[int]] = {}
+        for i, t in enumerate(titles):
+            by_title.setdefault(_norm_title(t), []).append(i)
+        rows, cols = [], []
+        for e, entry in enumerate(self.entries):
+            for doc_id, title in zip(entry.doc_ids, entry.doc_titles):
+                if doc_id in by_id:
+                    rows.append(e)
+                    cols.append(by_id[doc_id])
+                else:
+                    match = by_title.get(_norm_title(title), [])
+                    if len(match) == 1:
+                        rows.append(e)
+                        cols.append(match[0])
+        return np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+
+
+def memory_signals(
+    query_vectors: np.ndarray,
+    query_stances: Sequence[str],
+    memory: PropositionMemory,
+    links: tuple[np.ndarray, np.ndarray],
+    n_docs: int,
+    exclude: Sequence[str | None] | None = None,
+    neighbours: int = 20,
+    temperature: float = 0.05,
+) -> dict[str, np.ndarray]:
+    """Per document: best similarity of a linked proposition (any stance / same stance), and a softmax vote of
+    the nearest `neighbours` propositions. `exclude[i]` hides query i's own proposition (no leakage in training)."""
+    rows, cols = links
+    sims = query_vectors @ memory.vectors.T  # (nq, n_entries)
+    if exclude is not None:
+        prop_ids = np.array([e.proposition_id for e in memory.entries])
+        for i, prop in enumerate(exclude):
+            if prop is not None:
+                sims[i, prop_ids == prop] = -1.0
+    entry_stance = np.array([e.stance for e in memory.entries])
+    nq = sims.shape[0]
+    best = np.full((nq, n_docs), -1.0, dtype=np.float32)
+    same = np.full((nq, n_docs), -1.0, dtype=np.float32)
+    vote = np.zeros((nq, n_docs), dtype=np.float32)
+    k = min(neighbours, sims.shape[1])
+    link_sims = sims[:, rows]  # (nq, n_links)
+    for i in range(nq):
+        np.maximum.at(best[i], cols, link_sims[i])
+        stance = query_stances[i]
+        mask = (entry_stance[rows] == stance) | (stance == "all") | (entry_stance[rows] == "all")
+        if mask.any():
+            np.maximum.at(same[i], cols[mask], link_sims[i, mask])
+        top = np.argpartition(-sims[i], k - 1)[:k]
+        weights = np.exp((sims[i, top] - sims[i, top].max()) / temperature)
+        weights /= weights.sum()
+        w_by_entry = np.zeros(sims.shape[1], dtype=np.float32)
+        w_by_entry[top] = weights
+        np.add.at(vote[i], cols, w_by_entry[rows])
+    return {"memory_max": best, "memory_same": same, "memory_vote": vote}

@@ -1,0 +1,78 @@
+"""The learned fusion: a linear (logistic) model over per-candidate features, applied to the top candidates."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from citator.data.atomic import write_json_atomic
+from citator.retrieve.fusion import normalise_topn
+
+_YEAR = re.compile(r"^(\d{4})")
+
+
+def doc_years(doc_ids: Sequence[str]) -> np.ndarray:
+    """Decision year from ids like "1971.70-18" (the Oyez scheme); NaN when an id carries no year."""
+    out = np.full(len(doc_ids), np.nan, dtype=np.float32)
+    for i, d in enumerate(doc_ids):
+        m = _YEAR.match(d)
+        if m and 1700 <= int(m.group(1)) <= 2100:
+            out[i] = float(m.group(1))
+    return out
+
+
+def candidate_features(
+    signals: Mapping[str, np.ndarray], stances: Sequence[str], years: np.ndarray, candidates: np.ndarray, depth: int = 100
+) -> tuple[list[str], np.ndarray]:
+    """(feature names, array (n_queries, n_candidates, n_features)) for the given candidate doc indices."""
+    names: list[str] = []
+    columns: list[np.ndarray] = []
+    rows = np.arange(candidates.shape[0])[:, None]
+    for name in sorted(signals):
+        matrix = signals[name]
+        names.append(f"{name}:norm")
+        columns.append(normalise_topn(matrix, depth)[rows, candidates])
+        if not name.startswith("bm25"):
+            names.append(f"{name}:raw")
+            columns.append(matrix[rows, candidates])
+    year = years[candidates]
+    known = ~np.isnan(year)
+    # Centred on the query's candidates: only the relative age of a candidate can matter to its rank.
+    centre = np.nanmean(np.where(known, year, np.nan), axis=1, keepdims=True) if known.any() else 0.0
+    rel = np.where(known, (year - np.nan_to_num(centre, nan=0.0)) / 25.0, 0.0).astype(np.float32)
+    for stance in ("supported", "refuted"):
+        flag = np.array([s == stance for s in stances], dtype=np.float32)[:, None]
+        names.append(f"year_rel*{stance}")
+        columns.append(rel * flag)
+    return names, np.stack(columns, axis=-1).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class LinearRanker:
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    weights: tuple[float, ...]
+    bias: float
+    candidates: int = 200
+
+    def score(self, names: Sequence[str], x: np.ndarray) -> np.ndarray:
+        """Logit of relevance per candidate; `names` must be this ranker's features, in order."""
+        if tuple(names) != self.features:
+            raise ValueError(f"feature mismatch: ranker wants {self.features}, got {tuple(names)}")
+        z = (x - np.asarray(self.mean, dtype=np.float32)) / np.asarray(self.scale, dtype=np.float32)
+        return z @ np.asarray(self.weights, dtype=np.float32) + self.bias
+
+    def save(self, path: Path) -> None:
+        write_json_atomic(path, self.__dict__)
+
+    @classmethod
+    def load(cls, path: Path) -> LinearRanker:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+        return cls(tuple(obj["features"]), tuple(obj["mean"]), tuple(obj["scale"]), tuple(obj["weights"]),
+                   float(obj["bias"]), int(obj.get("candidates", 200)))

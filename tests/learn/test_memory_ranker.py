@@ -1,0 +1,84 @@
+"""Proposition memory votes and links; the linear ranker learns, saves and refuses foreign features."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citator.learn.ranker_fit import fit_linear_ranker
+from citator.retrieve.memory import MemoryEntry, PropositionMemory, memory_signals
+from citator.retrieve.ranker import LinearRanker, candidate_features, doc_years
+
+
+def unit(*rows: list[float]) -> np.ndarray:
+    a = np.array(rows, dtype=np.float32)
+    return a / np.linalg.norm(a, axis=1, keepdims=True)
+
+
+ENTRIES = [
+    MemoryEntry("p1", "supported", "old rule", ("1970.1",), ("Old v. Rule",)),
+    MemoryEntry("p2", "refuted", "new rule", ("1990.2",), ("New v. Rule",)),
+    MemoryEntry("p3", "supported", "other", ("2000.3",), ("Other v. Case",)),
+]
+VECTORS = unit([1, 0, 0], [0.9, 0.1, 0], [0, 0, 1])
+
+
+def test_link_by_id_then_by_unique_title() -> None:
+    memory = PropositionMemory(ENTRIES, VECTORS)
+    rows, cols = memory.link(["1970.1", "x-renamed", "2000.3"], ["Old v. Rule", "NEW v. RULE", "Other v. Case"])
+    assert sorted(zip(rows.tolist(), cols.tolist())) == [(0, 0), (1, 1), (2, 2)]
+    rows, _ = memory.link(["a", "b"], ["New v. Rule", "New v. Rule"])  # ambiguous title: no link
+    assert rows.tolist() == []
+
+
+def test_memory_signals_stance_and_exclusion() -> None:
+    memory = PropositionMemory(ENTRIES, VECTORS)
+    links = memory.link(["1970.1", "1990.2", "2000.3"], ["", "", ""])
+    q = unit([1, 0.05, 0])
+    out = memory_signals(q, ["refuted"], memory, links, 3)
+    assert out["memory_max"][0, 0] > out["memory_max"][0, 1] > out["memory_max"][0, 2]
+    # Same-stance: a refuted query only hears refuting propositions.
+    assert out["memory_same"][0, 0] == -1.0 and out["memory_same"][0, 1] > 0.9
+    assert out["memory_vote"][0].sum() == pytest.approx(1.0, abs=1e-5)
+    hidden = memory_signals(q, ["refuted"], memory, links, 3, exclude=["p1"])
+    assert hidden["memory_max"][0, 0] == -1.0  # its own proposition cannot vote for it
+
+
+def test_memory_round_trip(tmp_path: Path) -> None:
+    PropositionMemory(ENTRIES, VECTORS).save(tmp_path / "m")
+    loaded = PropositionMemory.load(tmp_path / "m")
+    assert loaded.entries == ENTRIES and np.allclose(loaded.vectors, VECTORS, atol=1e-3)
+
+
+def test_doc_years() -> None:
+    years = doc_years(["1971.70-18", "1789_1850.10us87", "scifact-12", "NRS 1.010"])
+    assert years[0] == 1971 and years[1] == 1789 and np.isnan(years[2]) and np.isnan(years[3])
+
+
+def test_ranker_learns_the_informative_feature_and_round_trips(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    nq, nc = 60, 20
+    good = rng.random((nq, nc)).astype(np.float32)
+    noise = rng.random((nq, nc)).astype(np.float32)
+    y = (good == good.max(axis=1, keepdims=True)).astype(np.float32)
+    x = np.stack([good, noise], axis=-1)
+    ranker = fit_linear_ranker(["good", "noise"], x, y)
+    assert ranker.weights[0] > 0 and abs(ranker.weights[1]) < ranker.weights[0] / 3
+    top = np.argmax(ranker.score(["good", "noise"], x), axis=1)
+    assert (y[np.arange(nq), top] == 1).mean() > 0.95
+    ranker.save(tmp_path / "r.json")
+    assert LinearRanker.load(tmp_path / "r.json") == ranker
+    with pytest.raises(ValueError, match="feature mismatch"):
+        ranker.score(["noise", "good"], x)
+
+
+def test_candidate_features_year_is_relative_and_stance_gated() -> None:
+    signals = {"dense": np.array([[0.9, 0.8, 0.1]], dtype=np.float32)}
+    years = np.array([1960.0, 2010.0, np.nan], dtype=np.float32)
+    cand = np.array([[0, 1, 2]])
+    names, x = candidate_features(signals, ["refuted"], years, cand)
+    assert names == ["dense:norm", "dense:raw", "year_rel*supported", "year_rel*refuted"]
+    assert x[0, :, 2].tolist() == [0.0, 0.0, 0.0]  # supported column is off for a refuted query
+    assert x[0, 0, 3] < 0 < x[0, 1, 3] and x[0, 2, 3] == 0.0  # unknown year: neutral

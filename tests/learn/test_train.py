@@ -1,0 +1,73 @@
+"""`citator train` end to end on a tiny dataset, and the query-side fine-tuning on a tiny Qwen3."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citator.data import read_queries, validate_results
+from citator.errors import CitatorError
+from citator.learn.finetune import FinetuneConfig, QueryExample, finetune_query_encoder
+from citator.learn.train import load_labeled
+
+
+def test_query_finetuning_lowers_the_loss(tiny_qwen3_embedding_dir: Path, tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    passages = rng.normal(size=(12, 32)).astype(np.float32)
+    passages /= np.linalg.norm(passages, axis=1, keepdims=True)
+    starts = np.array([0, 3, 6, 9])
+    examples = [QueryExample(f"question number {i} about doc {i % 4}", (i % 4,), ((i + 1) % 4,)) for i in range(16)]
+    stats = finetune_query_encoder(tiny_qwen3_embedding_dir, examples, passages, starts, tmp_path / "ft",
+                                   FinetuneConfig(epochs=12, batch_size=8, learning_rate=3e-3), progress=False)
+    assert stats["loss_last_tenth"] < 0.7 * stats["loss_first_tenth"]
+    assert (tmp_path / "ft" / "config.json").is_file()
+
+
+def test_test_split_is_never_loaded(tmp_path: Path) -> None:
+    q = tmp_path / "q.jsonl"
+    g = tmp_path / "g.jsonl"
+    q.write_text("".join(json.dumps({"query_id": f"q{i}", "text": "t", "stance": "all", "split": s}) + "\n"
+                         for i, s in enumerate(["train", "dev", "test"])))
+    g.write_text("".join(json.dumps({"query_id": f"q{i}", "relevant_doc_ids": ["d"]}) + "\n" for i in range(3)))
+    assert [x.query_id for x in load_labeled([(q, g)], "train")[0]] == ["q0"]
+    with pytest.raises(CitatorError, match="no labeled queries for split 'test'"):
+        load_labeled([(q, g)], "test")
+
+
+@pytest.mark.slow
+def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, Path], tmp_path: Path) -> None:
+    from citator.cli.main import main
+    from citator.retrieve.index_dir import read_manifest
+    from citator.retrieve.searcher import StanceSearcher
+
+    # The fixture's queries are all `dev`; relabel about two thirds `train` (by proposition) for this test.
+    rows = [json.loads(line) for line in small_stance_set["queries"].open()]
+    props = sorted({r["proposition_id"] for r in rows})
+    for r in rows:
+        r["split"] = "train" if props.index(r["proposition_id"]) % 3 else "dev"
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    art = tmp_path / "artifacts"
+    assert main(["train", "--corpus", str(small_stance_set["corpus"]), "--queries", str(queries),
+                 "--ground-truth", str(small_stance_set["gt"]), "--out", str(art), "--epochs", "1"]) == 0
+    manifest = json.loads((art / "manifest.json").read_text())
+    assert manifest["fusion"] in ("interpolate", "learned")
+    assert set(manifest["dev_ndcg@10"]) >= {"bm25", "dense", "ft_dense", "memory_max", "learned fusion (2-fold CV on dev)"}
+    assert (art / "encoder" / "citator_query_format.json").is_file() and (art / "ranker.json").is_file()
+    assert not (art / "work" / "dev-index").exists()
+    train_ids = {r["query_id"] for r in rows if r["split"] == "train"}
+    assert all(e["proposition_id"] in {r["proposition_id"] for r in rows if r["query_id"] in train_ids}
+               for e in map(json.loads, (art / "memory" / "memory.jsonl").open()))
+
+    index = tmp_path / "index"
+    assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(index),
+                 "--artifacts", str(art), "--no-serve"]) == 0
+    assert read_manifest(index).artifacts_path == str(art.absolute())
+    searcher = StanceSearcher(index)
+    assert "memory_max" in searcher.available_signals()
+    all_queries = read_queries(queries)
+    results = searcher.search(all_queries, 10)
+    assert validate_results(results, set(searcher.doc_ids), all_queries, 10) == []
