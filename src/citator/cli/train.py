@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, type=Path, help="artifacts directory (e.g. artifacts/)")
     p.add_argument("--model", type=Path, help="base encoder directory (default: the bundled MiniLM)")
     p.add_argument("--base-index", type=Path, help="reuse the passage vectors of an index built from the same corpus")
-    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--learning-rate", type=float, default=3e-5)
     p.set_defaults(func=run_train)

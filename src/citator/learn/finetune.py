@@ -30,13 +30,15 @@ class QueryExample:
 
 @dataclass(frozen=True)
 class FinetuneConfig:
-    epochs: int = 3
+    epochs: int = 2
     batch_size: int = 32
     learning_rate: float = 3e-5
     warmup_fraction: float = 0.1
     temperature: float = 0.05
-    query_max_length: int = 96
+    query_max_length: int = 64
     opposite_weight: float = 5.0
+    # Embeddings and the lowest layers stay frozen: half the backward pass, and little to gain from moving them.
+    frozen_layers: int = 2
     seed: int = 13
 
 
@@ -55,12 +57,14 @@ def finetune_query_encoder(
     encoder = TransformerEncoder(base_dir, device="cpu")
     model, tokenizer = encoder.model, encoder.tokenizer
     model.train()
+    _freeze_bottom(model, config.frozen_layers)
     passages = torch.from_numpy(np.asarray(passage_vectors, dtype=np.float32))
     n_docs = len(starts)
     doc_of_passage = torch.from_numpy(np.repeat(np.arange(n_docs), np.diff(np.append(starts, len(passages)))))
     log_opposite = math.log(config.opposite_weight)
 
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.01)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate,
+                                  weight_decay=0.01)
     steps = config.epochs * math.ceil(len(examples) / config.batch_size)
     warmup = max(1, int(steps * config.warmup_fraction))
     scheduler = torch.optim.lr_scheduler.LambdaLR(
@@ -110,3 +114,12 @@ def finetune_query_encoder(
     tenth = max(1, len(losses) // 10)
     return {"steps": float(len(losses)), "loss_first_tenth": sum(losses[:tenth]) / tenth,
             "loss_last_tenth": sum(losses[-tenth:]) / tenth}
+
+
+def _freeze_bottom(model, layers: int) -> None:  # type: ignore[no-untyped-def]
+    """Freeze the input embeddings and the first `layers` transformer layers (BERT- and Qwen3-style models)."""
+    model.get_input_embeddings().weight.requires_grad_(False)
+    stack = getattr(getattr(model, "encoder", None), "layer", None) or getattr(model, "layers", None) or []
+    for layer in list(stack)[:layers]:
+        for p in layer.parameters():
+            p.requires_grad_(False)

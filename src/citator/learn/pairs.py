@@ -32,11 +32,18 @@ def opposite_stance_docs(queries: Sequence[Query], qrels: Qrels) -> dict[str, fr
 
 
 def query_examples(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[str]) -> list[QueryExample]:
-    """Every labeled query (all stances) with its stance prefix; documents missing from the corpus are skipped."""
+    """Every labeled query with its stance prefix; documents missing from the corpus are skipped.
+
+    An `all` query that repeats a stance-specific query of the same proposition with the same documents adds
+    nothing but cost, so it is left out.
+    """
     index = {d: i for i, d in enumerate(doc_ids)}
     opposite = opposite_stance_docs(queries, qrels)
+    stanced = {(q.extra.get("proposition_id"), q.text, qrels.relevant(q.query_id)) for q in queries if q.stance != "all"}
     out = []
     for q in queries:
+        if q.stance == "all" and (q.extra.get("proposition_id"), q.text, qrels.relevant(q.query_id)) in stanced:
+            continue
         positives = tuple(sorted(index[d] for d in qrels.relevant(q.query_id) if d in index))
         if not positives:
             continue

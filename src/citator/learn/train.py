@@ -158,7 +158,8 @@ def train(
     # 3. Tune the interpolation and fit the ranker on dev, with a dev index built from these artifacts.
     t = time.monotonic()
     index = work / "dev-index"
-    build_index(corpus, index, base_encoder, progress=progress, artifacts=read_artifacts(out))
+    build_index(corpus, index, base_encoder, progress=progress, artifacts=read_artifacts(out),
+                passage_vectors=passage_vectors)
     searcher = StanceSearcher(index)
     signals = searcher.signal_matrices(dev_q, searcher.available_signals())
     dev_scores = {name: _ndcg(dev_qrels, dev_q, doc_ids, m) for name, m in signals.items()}

@@ -104,7 +104,7 @@ def read_manifest(index_dir: Path) -> Manifest:
 
 def build_index(
     corpus_path: Path, index_dir: Path, encoder_path: Path | None = None, config: RetrievalConfig | None = None,
-    progress: bool = True, artifacts: Artifacts | None = None,
+    progress: bool = True, artifacts: Artifacts | None = None, passage_vectors: np.ndarray | None = None,
 ) -> Manifest:
     """Build the whole index into a fresh folder inside `index_dir`, then switch the manifest to it."""
     from citator.models.encoder import default_encoder_path, load_encoder
@@ -126,7 +126,11 @@ def build_index(
         LexicalIndex.build([f"{t}\n{x}" for t, x in zip(titles, texts)], config.k1, config.b).save(tmp / "lexical_doc")
         LexicalIndex.build(passages, config.k1, config.b).save(tmp / "lexical_passage")
         np.save(tmp / "passage_starts.npy", starts)
-        vectors = encoder.encode_documents(passages, progress=progress)
+        # Vectors already computed for this very corpus and encoder (e.g. by `citator train`) are reused.
+        if passage_vectors is not None and passage_vectors.shape == (len(passages), encoder.dim):
+            vectors = passage_vectors
+        else:
+            vectors = encoder.encode_documents(passages, progress=progress)
         DenseIndex(vectors).save(tmp / "dense.npy")
         if artifacts is not None:
             _add_artifacts(tmp, artifacts, docs, encoder.model_id)

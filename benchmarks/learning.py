@@ -1,0 +1,154 @@
+"""Workload 1 with learned artifacts: NDCG@10 on `test` for BM25, dense, hybrid, +fine-tuned encoder, +memory,
++learned fusion; stance discrimination on propositions asked with both stances; training time, artifact size,
+build time and run.sh time.
+
+    .venv/bin/python benchmarks/learning.py [--datasets casefacts scifact climate-fever] [--artifacts NAME=DIR ...]
+
+Artifacts missing for a dataset are trained first with `citator train` on its train split (dev for selection),
+reusing the passage vectors of benchmarks/work/NAME/index (built by benchmarks/stance.py) when present.
+Nothing here reads a test split before the artifacts are final. Writes benchmarks/results/learning.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from citator.data import Qrels, read_ground_truth, read_queries, write_json_atomic, write_queries
+from citator.evaluate import per_query, reward
+from citator.evaluate.stance_discrimination import stance_discrimination
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / "benchmarks" / "work"
+DATA = ROOT.parent / "shared" / "data" / "stance"
+EXTRA_SETS = {"casefacts": [("queries_overruled.jsonl", "ground_truth_overruled.jsonl")]}
+
+
+def citator(*args: str) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "citator.cli.main", *args], check=True)
+    return time.perf_counter() - start
+
+
+def dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def labeled(folder: Path, name: str) -> tuple[list, list, Qrels]:  # type: ignore[type-arg]
+    """Test queries of the main file, test queries of the extra (both-stance) files, and all their judgments."""
+    main = [q for q in read_queries(folder / "queries.jsonl") if q.split == "test"]
+    grades = {k: dict(v) for k, v in read_ground_truth(folder / "ground_truth.jsonl").grades.items()}
+    extra = []
+    for q, g in EXTRA_SETS.get(name, []):
+        extra += [x for x in read_queries(folder / q) if x.split == "test"]
+        grades.update({k: dict(v) for k, v in read_ground_truth(folder / g).grades.items()})
+    return main, extra, Qrels.from_dict(grades)
+
+
+def systems(searcher, queries) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    from citator.retrieve.fusion import interpolate
+    from citator.retrieve.config import RetrievalConfig
+
+    names = searcher.available_signals()
+    signals = searcher.signal_matrices(queries, names)
+    base = RetrievalConfig().weights
+    ft = {k: v for k, v in base.items() if k != "dense"} | {"ft_dense": base["dense"]}
+    tuned = searcher.config.weights
+    return {
+        "BM25": signals["bm25"],
+        "dense (MiniLM)": signals["dense"],
+        "hybrid": interpolate(signals, base),
+        "+ fine-tuned encoder": interpolate(signals, ft),
+        "+ memory (tuned on dev)": interpolate(signals, tuned),
+        "+ learned fusion": searcher.fuse(signals, queries, searcher.config.__class__(**{**searcher.config.to_json(), "fusion": "learned"})),
+    }
+
+
+def bench(name: str, artifacts: Path | None) -> dict:  # type: ignore[type-arg]
+    from citator.retrieve.fusion import top_k
+    from citator.retrieve.searcher import StanceSearcher
+
+    folder = DATA / name
+    out: dict = {}
+    if artifacts is None:
+        artifacts = WORK / "learning" / name / "artifacts"
+        if not (artifacts / "manifest.json").is_file():
+            args = ["train", "--corpus", str(folder / "corpus.jsonl"), "--out", str(artifacts)]
+            for q, g in [("queries.jsonl", "ground_truth.jsonl")] + EXTRA_SETS.get(name, []):
+                args += ["--queries", str(folder / q), "--ground-truth", str(folder / g)]
+            base_index = WORK / name / "index"
+            if (base_index / "manifest.json").is_file():
+                args += ["--base-index", str(base_index)]
+            citator(*args)
+    manifest = json.loads((artifacts / "manifest.json").read_text())
+    out["training_seconds"] = manifest["timings"]["total_seconds"]
+    out["artifact_bytes"] = dir_size(artifacts) - (dir_size(artifacts / "work") if (artifacts / "work").exists() else 0)
+    out["dev_ndcg@10"] = manifest["dev_ndcg@10"]
+    out["chosen_fusion"] = manifest["fusion"]
+
+    index = WORK / "learning" / name / "index"
+    out["build_seconds"] = citator("build", "--corpus", str(folder / "corpus.jsonl"), "--index-dir", str(index),
+                                   "--artifacts", str(artifacts))
+    main, extra, qrels = labeled(folder, name)
+    test = main + extra
+    searcher = StanceSearcher(index)
+    table = {}
+    runs = {}
+    for label, scores in systems(searcher, test).items():
+        idx, _ = top_k(scores, 10)
+        run = {q.query_id: [searcher.doc_ids[i] for i in row] for q, row in zip(test, idx)}
+        runs[label] = run
+        values = per_query(qrels, run, ["ndcg@10"], [q.query_id for q in main])["ndcg@10"]
+        by = {s: float(np.mean([values[q.query_id] for q in main if q.stance == s])) for s in ("supported", "refuted", "all")}
+        mean = float(np.mean(list(values.values())))
+        table[label] = {**by, "overall": mean, "reward": reward(mean)}
+    out["test_ndcg@10"] = table
+    out["stance_discrimination"] = {
+        label: stance_discrimination(test, qrels, run).__dict__ for label, run in runs.items()
+    }
+    sample = WORK / "learning" / name / "queries311.jsonl"
+    write_queries(sample, main[:311])
+    start = time.perf_counter()
+    subprocess.run([str(ROOT / "run.sh"), "--index-dir", str(index), "--queries", str(sample), "--output",
+                    str(sample.with_suffix(".warm.jsonl")), "--top-k", "10"], check=True, capture_output=True)
+    warm = time.perf_counter() - start
+    citator("stop", "--index-dir", str(index))
+    start = time.perf_counter()
+    subprocess.run([str(ROOT / "run.sh"), "--index-dir", str(index), "--queries", str(sample), "--output",
+                    str(sample.with_suffix(".cold.jsonl")), "--top-k", "10"], check=True, capture_output=True)
+    out["run_sh_311"] = {"warm_seconds": warm, "cold_seconds": time.perf_counter() - start}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--datasets", nargs="+", default=["casefacts", "scifact", "climate-fever"])
+    ap.add_argument("--artifacts", nargs="*", default=[], help="NAME=DIR: use these artifacts instead of training")
+    args = ap.parse_args()
+    given = dict(a.split("=", 1) for a in args.artifacts)
+    report = {"command": "benchmarks/learning.py " + " ".join(sys.argv[1:]),
+              "machine": f"{os.cpu_count()} cores, no GPU", "datasets": {}}
+    path = ROOT / "benchmarks" / "results" / "learning.json"
+    for name in args.datasets:
+        result = bench(name, Path(given[name]).absolute() if name in given else None)
+        report["datasets"][name] = result
+        write_json_atomic(path, report)
+        print(f"\n{name}: training {result['training_seconds']:.0f} s, artifacts {result['artifact_bytes'] / 1e6:.1f} MB, "
+              f"build {result['build_seconds']:.0f} s, run.sh 311 warm {result['run_sh_311']['warm_seconds']:.2f} s / "
+              f"cold {result['run_sh_311']['cold_seconds']:.2f} s, fusion chosen on dev: {result['chosen_fusion']}")
+        print(f"{'system':<26}{'supported':>10}{'refuted':>9}{'all':>8}{'overall':>9}{'reward':>8}{'outranks':>10}")
+        for label, v in result["test_ndcg@10"].items():
+            sd = result["stance_discrimination"][label]
+            print(f"{label:<26}{v['supported']:>10.4f}{v['refuted']:>9.4f}{v['all']:>8.4f}{v['overall']:>9.4f}"
+                  f"{v['reward']:>8.3f}{sd['outranks_rate']:>10.3f}")
+
+
+if __name__ == "__main__":
+    main()
