@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from citator.data.statutes import read_labels, read_sections, read_suite, sha256_text, snapshot_manifest
+from citator.data.hashing import sha256_text
+from citator.data.statutes import read_labels, read_sections, read_suite, snapshot_manifest
 from citator.errors import DataError, StatuteError, SuiteError
 
 

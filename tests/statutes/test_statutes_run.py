@@ -13,7 +13,7 @@ import pytest
 from citator.bench.statutes.pool import POOL_KEYS, POOL_SIZE
 from citator.bench.statutes.receipts import Budget, preflight_tokens
 from citator.bench.statutes.run import RunConfig, run_statutes
-from citator.data.statutes import sha256_text
+from citator.data.hashing import sha256_text
 from citator.errors import ReceiptError
 from citator.providers.base import ChatProvider, Exchange
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import time
 from collections import Counter
@@ -12,6 +11,7 @@ from statistics import fmean
 from typing import Any
 
 from citator.data import ResultLine, ScoredDoc, read_graded_qrels, write_json_atomic, write_results, write_trec_run
+from citator.data.hashing import sha256_file
 from citator.data.records import Qrels
 from citator.evaluate import ndcg, reward_between
 from citator.rerank.outcome import QueryOutcome
@@ -108,7 +108,7 @@ def run_dl(
 
     summary = run_pool(runner, queries, qrels, out_dir, report if progress else None)
     summary["pool"] = str(pool)
-    summary["pool_sha256"] = _sha256(pool)
+    summary["pool_sha256"] = sha256_file(pool)
     summary["qrels"] = str(qrels_path)
     summary["limit"] = limit
     write_json_atomic(Path(out_dir) / "summary.json", summary)
@@ -124,11 +124,3 @@ def _peak_device_memory_gib() -> float | None:
 
 def _safe(query_id: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in query_id)
-
-
-def _sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from citator.data.hashing import sha256_file, sha256_text
 from citator.data.jsonl import iter_jsonl, require_str
 from citator.errors import DataError, StatuteError, SuiteError
 
@@ -18,20 +18,6 @@ GRADES = (0, 1, 2, 3)
 UNKNOWN = "unknown"
 # A target is "nominated" (counts as a hit) at grade 2 or 3.
 NOMINATED = 2
-
-
-def sha256_text(text: str) -> str:
-    """Hex sha256 of the UTF-8 bytes of `text`."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def sha256_file(path: str | Path) -> str:
-    """Hex sha256 of a file's bytes, streamed."""
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)

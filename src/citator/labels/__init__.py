@@ -2,11 +2,11 @@
 
 from citator.labels.exchange import ExportCounts, export_labels, import_labels, read_labels
 from citator.labels.pool import PoolEntry, keyword_order, read_pool
-from citator.labels.records import GRADES, LabelRecord, Reviewer, ReviewItem, parse_grade, sha256_text
+from citator.labels.records import GRADES, LabelRecord, Reviewer, ReviewItem, parse_grade
 from citator.labels.store import LabelStore, LoadCounts, Progress
 
 __all__ = [
-    "GRADES", "LabelRecord", "Reviewer", "ReviewItem", "parse_grade", "sha256_text",
+    "GRADES", "LabelRecord", "Reviewer", "ReviewItem", "parse_grade",
     "LabelStore", "LoadCounts", "Progress",
     "PoolEntry", "read_pool", "keyword_order",
     "ExportCounts", "export_labels", "import_labels", "read_labels",

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from citator.data.jsonl import iter_jsonl, require_str
 from citator.errors import PoolError
-from citator.labels.records import ReviewItem, sha256_text
+from citator.data.hashing import sha256_text
+from citator.labels.records import ReviewItem
 
 POOL_FILE = "pool.jsonl"
 _TEXT_FIELDS = ("query_id", "query", "split", "family", "kind", "doc_id", "heading", "section_text", "caption", "passage")

@@ -19,11 +19,6 @@ GRADE_NAMES = {
 Grade = int | str
 
 
-def sha256_text(text: str) -> str:
-    """Hex sha256 of the UTF-8 bytes of `text` (the contract shared with the statute benchmark)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def parse_grade(value: Any) -> Grade | None:
     """Return 0-3 or "unknown" from JSON or form input, or None when it is neither."""
     if isinstance(value, bool):

@@ -19,6 +19,7 @@ import numpy as np
 
 import citator
 from citator.data import read_corpus, write_json_atomic
+from citator.data.hashing import sha256_file
 from citator.errors import IndexDirError
 from citator.data.records import Document
 from citator.retrieve.artifacts import Artifacts
@@ -31,12 +32,8 @@ FORMAT = "citator-stance-index/1"
 MANIFEST = "manifest.json"
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+# The old name, still imported by citator.learn.train.
+file_sha256 = sha256_file
 
 
 @dataclass(frozen=True)
@@ -136,11 +133,11 @@ def build_index(
             _add_artifacts(tmp, artifacts, docs, encoder.model_id)
         (tmp / "doc_ids.json").write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
         manifest = Manifest(
-            corpus_sha256=file_sha256(corpus_path), n_docs=len(docs), n_passages=len(passages),
+            corpus_sha256=sha256_file(corpus_path), n_docs=len(docs), n_passages=len(passages),
             encoder_path=str(encoder_path.absolute()), encoder_id=encoder.model_id, config=config,
             citator_version=citator.__version__, built_at=time.time(), data_dir=tmp.name,
             artifacts_path=None if artifacts is None else str(artifacts.root),
-            artifacts_sha256=None if artifacts is None else file_sha256(artifacts.root / "manifest.json"),
+            artifacts_sha256=None if artifacts is None else sha256_file(artifacts.root / "manifest.json"),
         )
         os.chmod(tmp, 0o755)
         # The manifest goes last and atomically: until it names the new folder, readers see the old build.

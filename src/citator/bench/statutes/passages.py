@@ -6,7 +6,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from citator.data.statutes import StatuteSection, sha256_text
+from citator.data.hashing import sha256_text
+from citator.data.statutes import StatuteSection
 
 PASSAGE_VERSION = "window-1200B-idf-v1"
 # Byte-level BPE never yields more tokens than bytes, so a byte bound is a conservative token bound.

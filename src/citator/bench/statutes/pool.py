@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass
 
 from citator.bench.statutes.keyword import KeywordIndex
 from citator.bench.statutes.passages import extract_passage
-from citator.data.statutes import SuiteQuery, sha256_text
+from citator.data.hashing import sha256_text
+from citator.data.statutes import SuiteQuery
 from citator.errors import StatuteError
 
 POOL_SIZE = 30

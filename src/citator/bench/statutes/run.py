@@ -19,7 +19,8 @@ from citator.bench.statutes.receipts import Budget, ReceiptStore
 from citator.data.atomic import write_json_atomic, write_jsonl_atomic
 from citator.data.citations import CitationResolver
 from citator.data.jsonl import read_json
-from citator.data.statutes import read_labels, read_sections, read_suite, sha256_file, snapshot_manifest
+from citator.data.hashing import sha256_file
+from citator.data.statutes import read_labels, read_sections, read_suite, snapshot_manifest
 from citator.errors import ReceiptError
 from citator.providers.base import ChatProvider, Provider, SimilarityProvider
 

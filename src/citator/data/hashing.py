@@ -1,0 +1,20 @@
+"""Hex sha256 of texts and files: the one digest every hash-bound record and manifest uses."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+
+def sha256_text(text: str) -> str:
+    """Hex sha256 of the UTF-8 bytes of `text`."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex sha256 of a file's bytes, streamed."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
