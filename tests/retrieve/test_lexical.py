@@ -48,3 +48,14 @@ def test_scores_match_lucene_formula_by_hand(tmp_path) -> None:  # type: ignore[
 def test_unknown_words_score_zero() -> None:
     index = LexicalIndex.build(DOCS)
     assert index.score_all(["zzzz qqqq"]).tolist() == [[0.0] * len(DOCS)]
+
+
+def test_stem_ids_match_unseen_word_forms_without_growing_the_vocabulary() -> None:
+    index = LexicalIndex.build(DOCS)
+    vocab = dict(index.tokenizer.word_to_id)
+    # Only "couples" was indexed: by surface form "couple" scores nothing, by stem it scores like "couples".
+    assert not index.score_all(["couple"]).any()
+    by_stem = index.score_ids(index.stem_ids(["couple", "the couple couple"]))
+    assert by_stem[0].tolist() == index.score_all(["couples"])[0].tolist()
+    assert by_stem[1] == pytest.approx(2 * by_stem[0])  # stopwords dropped, a repeated term counts again
+    assert index.stem_ids(["zzzz the"]) == [[]] and index.tokenizer.word_to_id == vocab

@@ -77,6 +77,13 @@ def test_keyword_scores_match_a_plain_bm25s_pipeline(nrs_sections: Path) -> None
     assert ours == pytest.approx(theirs, rel=1e-5)
 
 
+def test_a_word_form_the_corpus_lacks_scores_by_its_stem(nrs_sections: Path) -> None:
+    index = KeywordIndex(read_sections(nrs_sections))
+    # "abuses" never occurs in the fixture; "abused" does (stem "abus"), so both queries score alike.
+    assert index.scores("abuses").tolist() == index.scores("abused").tolist()
+    assert index.scores("abuses").any()
+
+
 def test_a_corpus_smaller_than_the_pool_is_refused() -> None:
     sections = [StatuteSection(f"NRS 1.{i}", "Heading", "text") for i in range(5)]
     with pytest.raises(StatuteError, match="a pool needs 30"):

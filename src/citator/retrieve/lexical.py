@@ -57,10 +57,29 @@ class LexicalIndex:
         """Token ids of each query; words the index never saw are dropped (they cannot score)."""
         return self.tokenizer.tokenize(list(texts), update_vocab="never", show_progress=False, return_as="ids")
 
+    def stem_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each query matched by stem, so an unseen form of an indexed word still scores.
+
+        `query_ids` keeps only word forms the index saw ("students" is dropped when only "student" was
+        indexed); this keeps every word whose stem was indexed, and leaves the vocabulary untouched.
+        """
+        tok = self.tokenizer
+        stop = frozenset(tok.stopwords or ())
+        vocab = tok.stem_to_sid
+        out = []
+        for text in texts:
+            stems = (tok.stemmer(w) for w in tok.splitter(text.lower() if tok.lower else text) if w not in stop)
+            out.append([vocab[s] for s in stems if s in vocab])
+        return out
+
+    def score_ids(self, ids: Sequence[Sequence[int]]) -> np.ndarray:
+        """float32 (n_queries, n_units) BM25 scores of queries given as token ids (a repeated id counts again)."""
+        out = np.zeros((len(ids), self.size), dtype=np.float32)
+        for i, query in enumerate(ids):
+            if query:
+                out[i] = self.retriever.get_scores_from_ids(list(query))
+        return out
+
     def score_all(self, texts: Sequence[str]) -> np.ndarray:
         """float32 (n_queries, n_units) BM25 scores."""
-        out = np.zeros((len(texts), self.size), dtype=np.float32)
-        for i, ids in enumerate(self.query_ids(texts)):
-            if ids:
-                out[i] = self.retriever.get_scores_from_ids(ids)
-        return out
+        return self.score_ids(self.query_ids(texts))

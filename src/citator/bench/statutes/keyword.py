@@ -1,4 +1,4 @@
-"""Keyword retrieval for the statute benchmark: BM25 (bm25s, English stemmer and stopwords) over heading + text."""
+"""Keyword retrieval for the statute benchmark: BM25 (LexicalIndex, English stemmer and stopwords) over heading + text."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from citator.data.statutes import StatuteSection
+from citator.retrieve.lexical import LexicalIndex
 
 RETRIEVAL_VERSION = "bm25s-okapi-k1.5-b0.75-en-stem-v1"
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
+K1, B = 1.5, 0.75
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,7 @@ class Hit:
 
 
 class Analyzer:
-    """Lower-case word tokens, English stopwords removed, Snowball English stems (as bm25s tokenizes)."""
+    """Lower-case word tokens, English stopwords removed, Snowball English stems (as LexicalIndex tokenizes)."""
 
     def __init__(self) -> None:
         import Stemmer
@@ -48,13 +50,10 @@ class KeywordIndex:
     """An in-memory BM25 index over sections; ties break by corpus order so rankings are deterministic."""
 
     def __init__(self, sections: Sequence[StatuteSection]) -> None:
-        import bm25s
-
         self.sections = list(sections)
         self.analyzer = Analyzer()
+        self._bm25 = LexicalIndex.build([section_text(s) for s in self.sections], k1=K1, b=B)
         docs = [self.analyzer.terms(section_text(s)) for s in self.sections]
-        self._bm25 = bm25s.BM25()
-        self._bm25.index(docs, show_progress=False)
         self._doc_terms = [frozenset(d) for d in docs]
         df: Counter[str] = Counter()
         for terms in self._doc_terms:
@@ -67,10 +66,8 @@ class KeywordIndex:
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every section for `query` (zeros when no query term is in the vocabulary)."""
-        terms = [t for t in self.analyzer.terms(query) if t in self._idf]
-        if not terms:
-            return np.zeros(len(self.sections), dtype=np.float64)
-        return np.asarray(self._bm25.get_scores(terms), dtype=np.float64)
+        # By stem, as the analyzer matches: a word form the corpus lacks still finds its stem.
+        return self._bm25.score_ids(self._bm25.stem_ids([query]))[0].astype(np.float64)
 
     def search(self, query: str, k: int) -> list[Hit]:
         """Top `k` sections by score, ties (including all-zero) in corpus order."""
