@@ -1,28 +1,44 @@
-"""Human labels of a run's pools: hash-checked consensus grades, human-label metrics and calibration."""
+"""Human labels of a run's pools: hash-checked consensus grades, human-label metrics and calibration.
+
+The grade rule (lower median of complete, fresh, known grades) and the metrics (P@5 only where the top five
+are judged, pooled nDCG@5 only where the whole pool is) are `citator.evaluate.human_labels`; this module
+binds them to a run's pools and orders.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from statistics import median_low
 from typing import Any
 
 from citator.bench.statutes.pool import Pool, PoolItem
-from citator.data.statutes import HumanLabel, sha256_text
+from citator.data.hashing import sha256_text
+from citator.data.statutes import HumanLabel
 from citator.evaluate.calibration import calibrate
-from citator.evaluate.ndcg import ndcg
-from citator.evaluate.precision import precision
+from citator.evaluate.human_labels import (
+    DocGrade,
+    Judgment,
+    MetricSummary,
+    judged_precision,
+    pooled_ndcg,
+    resolve,
+    summarise,
+)
 from citator.providers.grades import GradeDistribution
 
 Key = tuple[str, str]
+# query_id -> doc_id -> the usable grade or why there is none.
+Grades = Mapping[str, Mapping[str, DocGrade]]
+K = 5
+MIN_GRADE = 2
 
 
 @dataclass(frozen=True)
 class Consensus:
-    """Per (query, doc): the lower median of reviewers' known grades (None = unknown), and label counts."""
+    """Per query and doc, the consensus section and passage grades (lower median), and label counts."""
 
-    section: Mapping[Key, int | None]
-    passage: Mapping[Key, int | None]
+    section: Grades
+    passage: Grades
     used: int
     stale: int
     incomplete: int
@@ -31,82 +47,72 @@ class Consensus:
 
 def consensus(labels: Sequence[HumanLabel], items: Mapping[Key, PoolItem]) -> Consensus:
     """Keep complete labels whose query, section and passage hashes match the run's texts."""
-    section: dict[Key, list[int]] = {}
-    passage: dict[Key, list[int]] = {}
+    section: dict[Key, list[Judgment]] = {key: [] for key in items}
+    passage: dict[Key, list[Judgment]] = {key: [] for key in items}
     used = stale = incomplete = not_in_pool = 0
     for label in labels:
-        item = items.get((label.query_id, label.doc_id))
+        key = (label.query_id, label.doc_id)
+        item = items.get(key)
         if item is None:
             not_in_pool += 1
             continue
-        if (label.query_sha256, label.section_sha256, label.passage_sha256) != (
-                sha256_text(item.query), item.section_sha256, item.passage_sha256):
-            stale += 1  # graded another text than this run shows: must not be used
-            continue
-        if not label.complete:
+        # A label for another text than this run shows must not be used.
+        is_stale = (label.query_sha256, label.section_sha256, label.passage_sha256) != (
+            sha256_text(item.query), item.section_sha256, item.passage_sha256)
+        if is_stale:
+            stale += 1
+        elif not label.complete:
             incomplete += 1
-            continue
-        used += 1
-        key = (label.query_id, label.doc_id)
-        section.setdefault(key, [])
-        passage.setdefault(key, [])
-        # Unknown stays unknown: it is left out, never counted as grade 0.
-        if label.section_grade is not None:
-            section[key].append(label.section_grade)
-        if label.passage_grade is not None:
-            passage[key].append(label.passage_grade)
+        else:
+            used += 1
+        section[key].append(Judgment(label.reviewer, label.section_grade, label.complete, is_stale))
+        passage[key].append(Judgment(label.reviewer, label.passage_grade, label.complete, is_stale))
 
-    def fold(grades: dict[Key, list[int]]) -> dict[Key, int | None]:
-        return {k: (median_low(v) if v else None) for k, v in sorted(grades.items())}
+    def fold(judgments: dict[Key, list[Judgment]]) -> dict[str, dict[str, DocGrade]]:
+        out: dict[str, dict[str, DocGrade]] = {}
+        for (qid, doc_id), js in sorted(judgments.items()):
+            out.setdefault(qid, {})[doc_id] = resolve(js, "lower-median")
+        return out
 
     return Consensus(fold(section), fold(passage), used, stale, incomplete, not_in_pool)
 
 
-def _judged(order: Sequence[str], qid: str, grades: Mapping[Key, int | None]) -> dict[str, int] | None:
-    known = {d: grades.get((qid, d)) for d in order}
-    if any(g is None for g in known.values()):
-        return None
-    return known  # type: ignore[return-value]
-
-
 def human_metrics(pools: Sequence[Pool], orders: Mapping[str, Mapping[str, Sequence[str]]],
-                  grades: Mapping[Key, int | None]) -> dict[str, Any]:
+                  grades: Grades) -> dict[str, Any]:
     """Per split and order: P@5 only where the top five are all judged; pooled nDCG@5 only where the whole pool is."""
-    out: dict[str, Any] = {}
-    for split in sorted({p.query.split for p in pools if p.query.kind == "ranking"}):
-        group = [p for p in pools if p.query.split == split and p.query.kind == "ranking"]
-        out[split] = {}
-        for name, by_query in sorted(orders.items()):
-            p5, nd = [], []
-            for pool in group:
-                qid = pool.query.query_id
-                order = list(by_query[qid])
-                top = _judged(order[:5], qid, grades)
-                if top is not None:
-                    p5.append(precision(order, top, 5, min_grade=2))
-                whole = _judged(pool.doc_ids, qid, grades)
-                if whole is not None:
-                    nd.append(ndcg(order, whole, 5))
-            out[split][name] = {
-                "queries": len(group),
-                "p@5_queries": len(p5), "p@5": round(sum(p5) / len(p5), 6) if p5 else None,
-                "ndcg@5_queries": len(nd), "ndcg@5": round(sum(nd) / len(nd), 6) if nd else None,
-            }
+    ranking = [p for p in pools if p.query.kind == "ranking"]
+    split_of = {p.query.query_id: p.query.split for p in ranking}
+    out: dict[str, Any] = {split: {} for split in sorted(set(split_of.values()))}
+    for name, by_query in sorted(orders.items()):
+        precision = {q: judged_precision(by_query[q], grades.get(q, {}), K, MIN_GRADE) for q in split_of}
+        ndcg = {p.query.query_id: pooled_ndcg(by_query[p.query.query_id], p.doc_ids, grades.get(p.query.query_id, {}), K)
+                for p in ranking}
+        for p5, nd in zip(summarise(f"P@{K}", precision, split_of), summarise(f"nDCG@{K}", ndcg, split_of)):
+            out[p5.group][name] = {"queries": len(p5.per_query), **_summary("p@5", p5), **_summary("ndcg@5", nd)}
     return out
 
 
-def calibration(pools: Sequence[Pool], dists: Mapping[Key, GradeDistribution],
-                grades: Mapping[Key, int | None]) -> dict[str, Any]:
+def _summary(prefix: str, s: MetricSummary) -> dict[str, Any]:
+    return {f"{prefix}_queries": s.computed, prefix: None if s.mean is None else round(s.mean, 6),
+            f"{prefix}_not_computed": dict(s.not_computed)}
+
+
+def calibration(pools: Sequence[Pool], dists: Mapping[Key, GradeDistribution], grades: Grades) -> dict[str, Any]:
     """Per split: calibration of the model's distributions against known human grades (None when none overlap)."""
     out: dict[str, Any] = {}
     for split in sorted({p.query.split for p in pools}):
-        keys = [(i.query_id, i.doc_id) for p in pools if p.query.split == split for i in p.items]
-        pairs = [(dists[k], grades[k]) for k in keys if k in dists and grades.get(k) is not None]
+        pairs = []
+        for pool in (p for p in pools if p.query.split == split):
+            for item in pool.items:
+                key = (item.query_id, item.doc_id)
+                grade = grades.get(item.query_id, {}).get(item.doc_id, DocGrade(None)).grade
+                if key in dists and grade is not None:
+                    pairs.append((dists[key], grade))
         if not pairs:
             out[split] = None
             continue
         cal = calibrate([d.p_useful for d, _ in pairs], [d.confidence for d, _ in pairs],
-                        [d.grade for d, _ in pairs], [int(g) for _, g in pairs])  # type: ignore[arg-type]
+                        [d.grade for d, _ in pairs], [g for _, g in pairs])
         out[split] = _rounded(asdict(cal))
     return out
 
