@@ -13,6 +13,7 @@ from citator.evaluate.human_labels import (
     DISAGREE,
     DRAFT,
     FEWER_THAN_K,
+    NOT_IN_RANKING,
     NOT_JUDGED,
     NOTHING_RELEVANT,
     OUTSIDE_POOL,
@@ -21,6 +22,7 @@ from citator.evaluate.human_labels import (
     DocGrade,
     Judgment,
     Outcome,
+    judged_outcomes,
     judged_precision,
     pooled_ndcg,
     resolve,
@@ -155,3 +157,11 @@ def test_computed_exactly_when_fully_judged(values: list[int | str]) -> None:
     assert (n.value is not None) == (all_judged and any(v for v in values if isinstance(v, int)))
     if n.value is not None:
         assert 0.0 <= n.value <= 1.0
+
+
+def test_judged_outcomes_cover_every_pooled_query() -> None:
+    grades = {"q1": _grades({d: (3 if d == "d2" else 0) for d in POOL})}
+    p, n = judged_outcomes({"q1": POOL, "q2": POOL}, {"q1": POOL, "q2": POOL, "q3": POOL}, grades)
+    assert p["q1"] == Outcome(0.2) and n["q1"] == pooled_ndcg(POOL, POOL, grades["q1"])
+    assert p["q2"] == n["q2"] == Outcome(None, NOT_JUDGED)
+    assert p["q3"] == n["q3"] == Outcome(None, NOT_IN_RANKING)

@@ -123,6 +123,22 @@ def pooled_ndcg(ranking: Sequence[str], pool: Sequence[str], grades: Mapping[str
     return Outcome(ndcg(list(ranking), pool_grades, k))
 
 
+def judged_outcomes(
+    ranking: Mapping[str, Sequence[str]], pools: Mapping[str, Sequence[str]],
+    grades: Mapping[str, Mapping[str, DocGrade]], k: int = 5, min_grade: int = 2,
+) -> tuple[dict[str, Outcome], dict[str, Outcome]]:
+    """P@k and pooled nDCG@k of one ranking for every pooled query (query_id -> Outcome each)."""
+    p_at_k: dict[str, Outcome] = {}
+    n_at_k: dict[str, Outcome] = {}
+    for q, pool in pools.items():
+        if q not in ranking:
+            p_at_k[q] = n_at_k[q] = Outcome(None, NOT_IN_RANKING)
+            continue
+        p_at_k[q] = judged_precision(ranking[q], grades.get(q, {}), k, min_grade)
+        n_at_k[q] = pooled_ndcg(ranking[q], pool, grades.get(q, {}), k)
+    return p_at_k, n_at_k
+
+
 def summarise(metric: str, outcomes: Mapping[str, Outcome], group_of: Mapping[str, str]) -> list[MetricSummary]:
     """One summary per group (e.g. split), sorted by group name; queries absent from `group_of` are skipped."""
     groups: dict[str, list[str]] = {}

@@ -8,17 +8,7 @@ from pathlib import Path
 
 from citator.data.jsonl import iter_jsonl, require_str
 from citator.errors import LabelError
-from citator.evaluate.human_labels import (
-    NOT_IN_RANKING,
-    DocGrade,
-    Judgment,
-    MetricSummary,
-    Outcome,
-    judged_precision,
-    pooled_ndcg,
-    resolve,
-    summarise,
-)
+from citator.evaluate.human_labels import DocGrade, Judgment, MetricSummary, judged_outcomes, resolve, summarise
 from citator.labels.pool import PoolEntry
 from citator.labels.records import LabelRecord
 
@@ -108,14 +98,7 @@ def human_label_report(
     for facet in FACETS:
         grades, outside = doc_grades(entries, labels, facet, reviewer, consensus)
         for name, ranking in rankings.items():
-            p_at_k: dict[str, Outcome] = {}
-            n_at_k: dict[str, Outcome] = {}
-            for q, pool in pools.items():
-                if q not in ranking:
-                    p_at_k[q] = n_at_k[q] = Outcome(None, NOT_IN_RANKING)
-                    continue
-                p_at_k[q] = judged_precision(ranking[q], grades[q], k, min_grade)
-                n_at_k[q] = pooled_ndcg(ranking[q], pool, grades[q], k)
+            p_at_k, n_at_k = judged_outcomes(ranking, pools, grades, k, min_grade)
             rows += [(name, facet, s) for s in summarise(f"P@{k}", p_at_k, group_of)]
             rows += [(name, facet, s) for s in summarise(f"nDCG@{k}", n_at_k, group_of)]
     return HumanLabelReport(rows, outside)

@@ -19,8 +19,7 @@ from citator.evaluate.human_labels import (
     DocGrade,
     Judgment,
     MetricSummary,
-    judged_precision,
-    pooled_ndcg,
+    judged_outcomes,
     resolve,
     summarise,
 )
@@ -82,11 +81,10 @@ def human_metrics(pools: Sequence[Pool], orders: Mapping[str, Mapping[str, Seque
     """Per split and order: P@5 only where the top five are all judged; pooled nDCG@5 only where the whole pool is."""
     ranking = [p for p in pools if p.query.kind == "ranking"]
     split_of = {p.query.query_id: p.query.split for p in ranking}
+    members = {p.query.query_id: p.doc_ids for p in ranking}
     out: dict[str, Any] = {split: {} for split in sorted(set(split_of.values()))}
     for name, by_query in sorted(orders.items()):
-        precision = {q: judged_precision(by_query[q], grades.get(q, {}), K, MIN_GRADE) for q in split_of}
-        ndcg = {p.query.query_id: pooled_ndcg(by_query[p.query.query_id], p.doc_ids, grades.get(p.query.query_id, {}), K)
-                for p in ranking}
+        precision, ndcg = judged_outcomes(by_query, members, grades, K, MIN_GRADE)
         for p5, nd in zip(summarise(f"P@{K}", precision, split_of), summarise(f"nDCG@{K}", ndcg, split_of)):
             out[p5.group][name] = {"queries": len(p5.per_query), **_summary("p@5", p5), **_summary("ndcg@5", nd)}
     return out
