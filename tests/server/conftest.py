@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import pytest
 
 from citator.labels import LabelStore, read_pool
 from fixtures.review_run import build_run
+from fixtures.servers import free_port
 
 
 @dataclass(frozen=True)
@@ -26,12 +26,6 @@ class ReviewServer:
     token: str
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def review_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReviewServer]:
     root = tmp_path_factory.mktemp("review")
@@ -40,7 +34,7 @@ def review_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReviewSe
     with LabelStore(db) as store:
         store.load_items(e.item for e in read_pool(run_dir))
         token = store.add_reviewer("alice")
-    port = _free_port()
+    port = free_port()
     log = (root / "server.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "citator.cli.main", "review", "serve", "--db", str(db), "--port", str(port)],

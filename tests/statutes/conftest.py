@@ -1,17 +1,15 @@
-"""Statute benchmark fixtures: small NRS/D.C. samples, free ports and subprocess helpers."""
+"""Statute benchmark fixtures: small NRS/D.C. samples and the fake chat server."""
 
 from __future__ import annotations
 
-import json
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
+
+from fixtures.servers import free_port, wait_ready
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FAKE_SERVER = Path(__file__).parent / "fake_chat_server.py"
@@ -30,32 +28,6 @@ def nrs_suite() -> Path:
 @pytest.fixture
 def dc_sections() -> Path:
     return FIXTURES / "dc_sections.jsonl"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 90.0, headers: dict | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited early with {proc.returncode}")
-        try:
-            if httpx.get(url, headers=headers, timeout=1.0).status_code < 500:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise TimeoutError(url)
-
-
-def write_suite(path: Path, source: Path, query_ids: list[str]) -> Path:
-    rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["query_id"] in query_ids), encoding="utf-8")
-    return path
 
 
 @pytest.fixture

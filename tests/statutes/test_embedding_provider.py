@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import write_suite
+from fixtures.suites import write_suite
 
 from citator.bench.statutes.run import RunConfig, run_statutes
 from citator.providers.embedding import EmbeddingProvider

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import free_port
+from fixtures.servers import free_port
 
 from citator.errors import ProviderError
 from citator.providers.base import chat_payload

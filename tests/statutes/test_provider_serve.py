@@ -11,7 +11,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import free_port, wait_ready, write_suite
+from fixtures.servers import free_port, wait_ready
+from fixtures.suites import write_suite
 
 from citator.bench.statutes.receipts import Budget, preflight_tokens
 from citator.bench.statutes.run import RunConfig, run_statutes

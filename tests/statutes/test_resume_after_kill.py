@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import write_suite
+from fixtures.suites import write_suite
 
 pytestmark = pytest.mark.slow
 
