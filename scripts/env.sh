@@ -23,5 +23,5 @@ if [ -n "$index_dir" ] && [ "${CITATOR_CREATE_INDEX:-0}" = 1 ]; then
     mkdir -p "$index_dir"
 fi
 if [ -n "$index_dir" ] && [ -d "$index_dir" ] && [ -w "$index_dir" ]; then
-    export HF_HOME="$index_dir/.cache/hf" MPLCONFIGDIR="$index_dir/.cache/mpl" XDG_CACHE_HOME="$index_dir/.cache"
+    export HF_HOME="$index_dir/.cache/hf" MPLCONFIGDIR="$index_dir/.cache/mpl" XDG_CACHE_HOME="$index_dir/.cache" CUDA_CACHE_PATH="$index_dir/.cache/nv"
 fi

@@ -18,3 +18,15 @@ def test_failed_write_leaves_old_file_and_no_temp(tmp_path: Path) -> None:
             raise RuntimeError("crash mid-write")
     assert target.read_text() == '{\n  "v": 1\n}\n'
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_atomic_files_get_the_usual_mode_not_mkstemps_0600(tmp_path: Path) -> None:
+    import os
+
+    target = tmp_path / "out.json"
+    old = os.umask(0o022)
+    try:
+        write_json_atomic(target, {})
+    finally:
+        os.umask(old)
+    assert target.stat().st_mode & 0o777 == 0o644

@@ -184,3 +184,26 @@ def test_results_type_errors(tmp_path: Path, bad: object, message: str) -> None:
     with pytest.raises(ResultsError) as err:
         read_results(_lines(tmp_path / "r.jsonl", bad))
     assert str(err.value) == message
+
+
+def test_lenient_queries_answer_what_can_be_answered(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = _lines(tmp_path / "queries.jsonl", {"query_id": "a", "text": "x", "stance": "neutral"},
+               {"query_id": "b", "text": " ", "stance": "refuted"}, {"query_id": "c", "text": "y"})
+    queries = read_queries(p, lenient=True)
+    assert [(q.query_id, q.stance) for q in queries] == [("a", "all"), ("b", "refuted"), ("c", "all")]
+    err = capsys.readouterr().err
+    assert 'queries.jsonl line 1 field "stance": stance \'neutral\' is not one of supported, refuted, all: read as "all"' in err
+    assert 'queries.jsonl line 2 field "text": empty text' in err
+    with pytest.raises(QueryError):  # duplicate ids stay an error even when lenient
+        read_queries(_lines(tmp_path / "dup.jsonl", Q, Q), lenient=True)
+
+
+def test_lenient_corpus_keeps_an_empty_document(tmp_path: Path) -> None:
+    p = _lines(tmp_path / "corpus.jsonl", DOC, {"doc_id": "b", "title": "", "text": ""})
+    assert [d.doc_id for d in read_corpus(p, lenient=True)] == ["a", "b"]
+
+
+def test_byte_order_mark_is_skipped(tmp_path: Path) -> None:
+    p = tmp_path / "corpus.jsonl"
+    p.write_bytes(b"\xef\xbb\xbf" + json.dumps(DOC).encode() + b"\n")
+    assert read_corpus(p)[0].doc_id == "a"

@@ -19,9 +19,9 @@ def test_query_finetuning_lowers_the_loss(tiny_qwen3_embedding_dir: Path, tmp_pa
     passages = rng.normal(size=(12, 32)).astype(np.float32)
     passages /= np.linalg.norm(passages, axis=1, keepdims=True)
     starts = np.array([0, 3, 6, 9])
-    examples = [QueryExample(f"question number {i} about doc {i % 4}", (i % 4,), ((i + 1) % 4,)) for i in range(16)]
+    examples = [QueryExample(f"question number {i} about doc {i % 4}", "all", (i % 4,), ((i + 1) % 4,)) for i in range(16)]
     stats = finetune_query_encoder(tiny_qwen3_embedding_dir, examples, passages, starts, tmp_path / "ft",
-                                   FinetuneConfig(epochs=12, batch_size=8, learning_rate=3e-3), progress=False)
+                                   FinetuneConfig(epochs=12, batch_size=8, learning_rate=3e-3, frozen_layers=0), progress=False)
     assert stats["loss_last_tenth"] < 0.7 * stats["loss_first_tenth"]
     assert (tmp_path / "ft" / "config.json").is_file()
 
@@ -71,3 +71,30 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     all_queries = read_queries(queries)
     results = searcher.search(all_queries, 10)
     assert validate_results(results, set(searcher.doc_ids), all_queries, 10) == []
+
+
+def test_train_and_dev_must_not_share_propositions(small_stance_set: dict[str, Path], tmp_path: Path) -> None:
+    from citator.learn.train import train
+
+    rows = [json.loads(line) for line in small_stance_set["queries"].open()]
+    for i, r in enumerate(rows):  # the stances of one proposition land on both sides
+        r["split"] = "train" if i % 2 else "dev"
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(CitatorError, match="propositions are in both train and dev"):
+        train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art", progress=False)
+
+
+def test_unfinished_artifacts_are_refused(tmp_path: Path) -> None:
+    from citator.errors import IndexDirError
+    from citator.retrieve.artifacts import read_artifacts
+
+    (tmp_path / "encoder").mkdir()
+    (tmp_path / "encoder" / "config.json").write_text("{}")
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "memory.jsonl").write_text("")
+    manifest = {"format": "citator-artifacts/1", "complete": False, "fusion": "interpolate", "weights": {}}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IndexDirError, match="training did not finish"):
+        read_artifacts(tmp_path)
+    assert read_artifacts(tmp_path, allow_incomplete=True).fusion == "interpolate"

@@ -39,16 +39,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_build(args: argparse.Namespace) -> int:
     from citator.bench.stance import build
     from citator.data.jsonl import read_json
-    from citator.errors import ConfigError
+    from citator.errors import DataError
     from citator.retrieve.config import RetrievalConfig
 
     from citator.retrieve.artifacts import default_artifacts, read_artifacts
 
-    config = RetrievalConfig.from_json(read_json(args.config, ConfigError)) if args.config else None  # type: ignore[arg-type]
+    config = RetrievalConfig.from_json(read_json(args.config, DataError)) if args.config else None
     where = None if args.no_artifacts else (args.artifacts or default_artifacts())
     artifacts = read_artifacts(where) if where else None
     start = time.monotonic()
-    manifest = build(args.corpus, args.index_dir, args.model, config, serve=not args.no_serve, artifacts=artifacts)
+    manifest = build(args.corpus, args.index_dir, args.model, config, serve=not args.no_serve, artifacts=artifacts,
+                     artifacts_optional=args.artifacts is None)
     print(
         f"built {args.index_dir}: {manifest.n_docs} documents, {manifest.n_passages} passages, "
         f"encoder {manifest.encoder_id}, artifacts {manifest.artifacts_path or 'none'}, {time.monotonic() - start:.1f} s"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -11,8 +12,12 @@ from citator.data.records import Document
 from citator.errors import CorpusError
 
 
-def iter_corpus(path: str | Path) -> Iterator[Document]:
-    """Stream documents, validating each line and refusing duplicate doc_ids."""
+def iter_corpus(path: str | Path, *, lenient: bool = False) -> Iterator[Document]:
+    """Stream documents, validating each line and refusing duplicate doc_ids.
+
+    `lenient` (build.sh) keeps a document with neither title nor text, with a warning: the schema allows it,
+    and refusing it would fail the whole build.
+    """
     seen: set[str] = set()
     for line, obj in iter_jsonl(path, CorpusError):
         doc_id = require_str(obj, "doc_id", path, line, CorpusError)
@@ -26,14 +31,17 @@ def iter_corpus(path: str | Path) -> Iterator[Document]:
             raise CorpusError(path, line, f"expected a string, got {type(title).__name__}", field="title")
         text = require_str(obj, "text", path, line, CorpusError, nonempty=False)
         if not (text.strip() or title.strip()):
-            raise CorpusError(path, line, "document has neither title nor text", field="text")
+            if not lenient:
+                raise CorpusError(path, line, "document has neither title nor text", field="text")
+            print(f'warning: {Path(path).name} line {line} field "text": document has neither title nor text',
+                  file=sys.stderr)
         extra = {k: v for k, v in obj.items() if k not in ("doc_id", "title", "text")}
         yield Document(doc_id, title, text, extra)
 
 
-def read_corpus(path: str | Path) -> list[Document]:
+def read_corpus(path: str | Path, *, lenient: bool = False) -> list[Document]:
     """Read a whole corpus; raise CorpusError if it is empty."""
-    docs = list(iter_corpus(path))
+    docs = list(iter_corpus(path, lenient=lenient))
     if not docs:
         raise CorpusError(path, None, "corpus has no documents")
     return docs

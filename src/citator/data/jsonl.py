@@ -33,6 +33,8 @@ def iter_jsonl(path: str | Path, error: type[DataError] = DataError) -> Iterator
             line_no += 1
             if len(raw) > MAX_LINE_BYTES:
                 raise error(path, line_no, f"line is longer than {MAX_LINE_BYTES} bytes")
+            if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]  # a UTF-8 byte-order mark is not part of the first object
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:

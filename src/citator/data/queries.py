@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -11,16 +12,26 @@ from citator.data.records import STANCES, Query
 from citator.errors import QueryError
 
 
-def iter_queries(path: str | Path, *, default_stance: str | None = None) -> Iterator[Query]:
-    """Stream queries; `stance` is required unless `default_stance` is given."""
+def iter_queries(path: str | Path, *, default_stance: str | None = None, lenient: bool = False) -> Iterator[Query]:
+    """Stream queries; `stance` is required unless `default_stance` is given.
+
+    `lenient` (run.sh: one refused line would score zero for the whole batch) answers what can be answered:
+    an empty text is kept and an unknown or missing stance is read as "all", each with a warning on stderr.
+    Malformed JSON, a missing or non-string id or text, and duplicate ids stay errors.
+    """
     seen: set[str] = set()
     for line, obj in iter_jsonl(path, QueryError):
         query_id = require_str(obj, "query_id", path, line, QueryError)
         if query_id in seen:
             raise QueryError(path, line, f'duplicate query_id "{query_id}"', field="query_id")
         seen.add(query_id)
-        text = require_str(obj, "text", path, line, QueryError)
+        text = require_str(obj, "text", path, line, QueryError, nonempty=not lenient)
+        if lenient and not text.strip():
+            _warn(path, line, "text", "empty text: ranked on nothing")
         if "stance" in obj or default_stance is None:
+            if lenient and not (isinstance(obj.get("stance"), str) and obj["stance"] in STANCES):
+                _warn(path, line, "stance", f"stance {obj.get('stance')!r} is not one of {', '.join(STANCES)}: read as \"all\"")
+                obj = {**obj, "stance": "all"}
             stance = require_str(obj, "stance", path, line, QueryError)
         else:
             stance = default_stance
@@ -32,8 +43,12 @@ def iter_queries(path: str | Path, *, default_stance: str | None = None) -> Iter
         yield Query(query_id, text, stance, extra)
 
 
-def read_queries(path: str | Path, *, default_stance: str | None = None) -> list[Query]:
-    queries = list(iter_queries(path, default_stance=default_stance))
+def _warn(path: str | Path, line: int, field: str, message: str) -> None:
+    print(f'warning: {Path(path).name} line {line} field "{field}": {message}', file=sys.stderr)
+
+
+def read_queries(path: str | Path, *, default_stance: str | None = None, lenient: bool = False) -> list[Query]:
+    queries = list(iter_queries(path, default_stance=default_stance, lenient=lenient))
     if not queries:
         raise QueryError(path, None, "no queries in file")
     return queries

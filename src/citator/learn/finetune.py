@@ -8,6 +8,7 @@ and the opposite-stance documents of the same proposition are all in the softmax
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import shutil
@@ -21,9 +22,10 @@ from tqdm import tqdm
 
 @dataclass(frozen=True)
 class QueryExample:
-    """A formatted query, the document indices it should find, and documents it must rank below them."""
+    """A query with its stance, the document indices it should find, and documents it must rank below them."""
 
     text: str
+    stance: str
     positives: tuple[int, ...]
     opposite: tuple[int, ...] = ()
 
@@ -44,17 +46,25 @@ class FinetuneConfig:
 
 def finetune_query_encoder(
     base_dir: Path, examples: Sequence[QueryExample], passage_vectors: np.ndarray, starts: np.ndarray, out_dir: Path,
-    config: FinetuneConfig = FinetuneConfig(), progress: bool = True,
+    config: FinetuneConfig = FinetuneConfig(), progress: bool = True, query_prefixes: dict[str, str] | None = None,
 ) -> dict[str, float]:
-    """Train a copy of `base_dir` so queries land near their documents' passages; save it to `out_dir`."""
+    """Train a copy of `base_dir` so queries land near their documents' passages; save it to `out_dir`.
+
+    Queries are formatted exactly as the encoder will format them at search time (Qwen3: its instruction;
+    others: `query_prefixes`, which are then saved with the model).
+    """
     import torch
     import torch.nn.functional as F
 
-    from citator.models.transformer_encoder import TransformerEncoder
+    from citator.models.encoder import load_encoder
+    from citator.models.transformer_encoder import QUERY_FORMAT_FILE
 
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
-    encoder = TransformerEncoder(base_dir, device="cpu")
+    encoder = load_encoder(base_dir, device="cpu")
+    is_instructed = type(encoder).__name__ == "Qwen3Encoder"
+    if query_prefixes and not is_instructed:
+        encoder.query_prefixes = dict(query_prefixes)
     model, tokenizer = encoder.model, encoder.tokenizer
     model.train()
     _freeze_bottom(model, config.frozen_layers)
@@ -77,7 +87,7 @@ def finetune_query_encoder(
         rng.shuffle(order)
         for start in range(0, len(order), config.batch_size):
             batch = order[start : start + config.batch_size]
-            tokens = tokenizer([e.text for e in batch], padding=True, truncation=True,
+            tokens = tokenizer([encoder.format_query(e.text, e.stance) for e in batch], padding=True, truncation=True,
                                max_length=config.query_max_length, return_tensors="pt")
             hidden = model(**tokens).last_hidden_state
             queries = F.normalize(encoder._pool(hidden, tokens["attention_mask"]), p=2, dim=-1)
@@ -105,6 +115,8 @@ def finetune_query_encoder(
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
+    if query_prefixes and not is_instructed:
+        (out_dir / QUERY_FORMAT_FILE).write_text(json.dumps({"query_prefixes": query_prefixes}, indent=2))
     for extra in ("1_Pooling", "sentence_bert_config.json", "modules.json", "config_sentence_transformers.json"):
         src = Path(base_dir) / extra
         if src.is_dir():

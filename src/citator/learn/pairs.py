@@ -48,5 +48,5 @@ def query_examples(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[str
         if not positives:
             continue
         against = tuple(sorted(index[d] for d in opposite.get(q.query_id, ()) if d in index))
-        out.append(QueryExample(QUERY_PREFIXES[q.stance] + q.text, positives, against))
+        out.append(QueryExample(q.text, q.stance, positives, against))
     return out

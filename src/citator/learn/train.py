@@ -6,7 +6,6 @@ propositions' text and document ids, fusion weights) goes into the artifacts dir
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections.abc import Sequence
@@ -23,7 +22,6 @@ from citator.evaluate import evaluate
 from citator.learn.finetune import FinetuneConfig, finetune_query_encoder
 from citator.learn.pairs import QUERY_PREFIXES, query_examples
 from citator.learn.ranker_fit import fit_linear_ranker
-from citator.models.transformer_encoder import QUERY_FORMAT_FILE
 from citator.retrieve.artifacts import FORMAT, read_artifacts
 from citator.retrieve.fusion import interpolate, top_k
 from citator.retrieve.index_dir import build_index, file_sha256
@@ -109,6 +107,11 @@ def train(
     doc_ids = [d.doc_id for d in docs]
     train_q, train_qrels = load_labeled(train_sets, "train")
     dev_q, dev_qrels = load_labeled(dev_sets or train_sets, "dev")
+    shared = {_proposition(q) for q in train_q} & {_proposition(q) for q in dev_q}
+    if shared:
+        # The memory would hold dev's own answers and selection would reward it: refuse rather than mislead.
+        raise CitatorError(f"{len(shared)} propositions are in both train and dev (e.g. {sorted(shared)[0]!r}); "
+                           "give the files a `split` field or separate --dev-queries")
     out.mkdir(parents=True, exist_ok=True)
     work = out / "work"
     work.mkdir(exist_ok=True)
@@ -133,8 +136,8 @@ def train(
     encoder_dir = out / "encoder"
     if encoder_dir.exists():
         shutil.rmtree(encoder_dir)
-    finetune_stats = finetune_query_encoder(base_encoder, examples, passage_vectors, starts, encoder_dir, finetune, progress)
-    (encoder_dir / QUERY_FORMAT_FILE).write_text(json.dumps({"query_prefixes": QUERY_PREFIXES}, indent=2))
+    finetune_stats = finetune_query_encoder(base_encoder, examples, passage_vectors, starts, encoder_dir, finetune,
+                                            progress, query_prefixes=QUERY_PREFIXES)
     timings["finetune_seconds"] = time.monotonic() - t
 
     # 2. Proposition memory under the fine-tuned encoder (stance-neutral form, as the searcher queries it).
@@ -146,7 +149,7 @@ def train(
     timings["memory_seconds"] = time.monotonic() - t
 
     manifest: dict[str, Any] = {
-        "format": FORMAT, "fusion": "interpolate", "weights": {"ft_dense": 1.0, "memory_max": 0.5},
+        "format": FORMAT, "complete": False, "fusion": "interpolate", "weights": {"ft_dense": 1.0, "memory_max": 0.5},
         "base_encoder": str(base_encoder), "base_encoder_id": base.model_id,
         "finetune": asdict(finetune), "finetune_stats": finetune_stats,
         "training": {"corpus_sha256": file_sha256(corpus), "train_queries": len(train_q), "examples": len(examples),
@@ -158,7 +161,7 @@ def train(
     # 3. Tune the interpolation and fit the ranker on dev, with a dev index built from these artifacts.
     t = time.monotonic()
     index = work / "dev-index"
-    build_index(corpus, index, base_encoder, progress=progress, artifacts=read_artifacts(out),
+    build_index(corpus, index, base_encoder, progress=progress, artifacts=read_artifacts(out, allow_incomplete=True),
                 passage_vectors=passage_vectors)
     searcher = StanceSearcher(index)
     signals = searcher.signal_matrices(dev_q, searcher.available_signals())
@@ -176,6 +179,7 @@ def train(
     timings["fusion_seconds"] = time.monotonic() - t
     timings["total_seconds"] = time.monotonic() - started
     manifest["timings"] = timings
+    manifest["complete"] = True
     write_json_atomic(out / "manifest.json", manifest)
     shutil.rmtree(index, ignore_errors=True)
     return manifest

@@ -33,7 +33,8 @@ class Artifacts:
         return path if path.is_file() else None
 
 
-def read_artifacts(root: str | Path) -> Artifacts:
+def read_artifacts(root: str | Path, allow_incomplete: bool = False) -> Artifacts:
+    """Read and check an artifacts directory; one that training has not finished is refused."""
     root = Path(root).absolute()
     path = root / "manifest.json"
     if not path.is_file():
@@ -42,6 +43,8 @@ def read_artifacts(root: str | Path) -> Artifacts:
         obj = json.loads(path.read_text(encoding="utf-8"))
         if obj.get("format") != FORMAT:
             raise IndexDirError(f"{path}: format {obj.get('format')!r} is not {FORMAT!r}")
+        if obj.get("complete") is not True and not allow_incomplete:
+            raise IndexDirError(f"{root}: training did not finish (manifest not complete); rerun citator train")
         artifacts = Artifacts(root, {k: float(v) for k, v in obj["weights"].items()}, str(obj["fusion"]), obj)
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise IndexDirError(f"{path}: corrupt artifacts manifest ({exc}); retrain with citator train") from None

@@ -5,10 +5,12 @@ Only the index directory itself need be writable (the evaluator's rule), so buil
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -23,7 +25,7 @@ from citator.data.hashing import sha256_file
 from citator.errors import IndexDirError
 from citator.data.records import Document
 from citator.retrieve.artifacts import Artifacts
-from citator.retrieve.config import RetrievalConfig
+from citator.retrieve.config import BASE_SIGNALS, RetrievalConfig
 from citator.retrieve.dense import DenseIndex
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.passages import PassageSpec, passage_layout
@@ -102,18 +104,49 @@ def read_manifest(index_dir: Path) -> Manifest:
 def build_index(
     corpus_path: Path, index_dir: Path, encoder_path: Path | None = None, config: RetrievalConfig | None = None,
     progress: bool = True, artifacts: Artifacts | None = None, passage_vectors: np.ndarray | None = None,
+    artifacts_optional: bool = False,
 ) -> Manifest:
-    """Build the whole index into a fresh folder inside `index_dir`, then switch the manifest to it."""
+    """Build the whole index into a fresh folder inside `index_dir`, then switch the manifest to it.
+
+    Artifacts trained against another base encoder are refused, or skipped with a warning when
+    `artifacts_optional` (they were picked up by default rather than asked for).
+    """
     from citator.models.encoder import default_encoder_path, load_encoder
 
+    docs = read_corpus(corpus_path, lenient=True)
+    encoder_path = Path(encoder_path) if encoder_path else default_encoder_path()
+    encoder = load_encoder(encoder_path)
+    if artifacts is not None and artifacts.info.get("base_encoder_id") != encoder.model_id:
+        message = (f"artifacts {artifacts.root} were trained against encoder {artifacts.info.get('base_encoder_id')!r}, "
+                   f"but this index uses {encoder.model_id!r}")
+        if not artifacts_optional:
+            raise IndexDirError(message + ": build with the same --model or retrain")
+        print(f"warning: {message}; building without them", file=sys.stderr)
+        artifacts = None
     if config is None:
         config = RetrievalConfig(fusion=artifacts.fusion, weights=artifacts.weights) if artifacts else RetrievalConfig()
     config.check()
-    docs = read_corpus(corpus_path)
-    encoder_path = Path(encoder_path) if encoder_path else default_encoder_path()
-    encoder = load_encoder(encoder_path)
+    missing = [s for s, w in config.weights.items() if w and s not in BASE_SIGNALS and artifacts is None]
+    if missing:
+        raise IndexDirError(f"config weights use {missing}, which need trained artifacts (--artifacts)")
     index_dir = index_dir.absolute()
     index_dir.mkdir(parents=True, exist_ok=True)
+    # One build at a time per index dir: a second would delete the first one's folder when it finishes.
+    lock = (index_dir / ".build.lock").open("w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise IndexDirError(f"{index_dir}: another build is running in this index directory") from None
+    try:
+        return _build_locked(docs, corpus_path, index_dir, encoder_path, encoder, config, progress, artifacts,
+                             passage_vectors)
+    finally:
+        lock.close()
+
+
+def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, encoder_path: Path, encoder,  # type: ignore[no-untyped-def]
+                  config: RetrievalConfig, progress: bool, artifacts: Artifacts | None,
+                  passage_vectors: np.ndarray | None) -> Manifest:
     tmp = Path(tempfile.mkdtemp(prefix="build-", dir=index_dir))
     try:
         titles = [d.title for d in docs]
@@ -130,7 +163,7 @@ def build_index(
             vectors = encoder.encode_documents(passages, progress=progress)
         DenseIndex(vectors).save(tmp / "dense.npy")
         if artifacts is not None:
-            _add_artifacts(tmp, artifacts, docs, encoder.model_id)
+            _add_artifacts(tmp, artifacts, docs)
         (tmp / "doc_ids.json").write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
         manifest = Manifest(
             corpus_sha256=sha256_file(corpus_path), n_docs=len(docs), n_passages=len(passages),
@@ -151,18 +184,14 @@ def build_index(
     return manifest
 
 
-def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], encoder_id: str) -> None:
+def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document]) -> None:
     """The proposition memory, the ranker and the memory's links to this corpus.
 
-    The fine-tuned encoder is a query encoder trained against the base encoder's passage vectors, so the
-    index must have been built with that same base encoder.
+    The fine-tuned encoder is a query encoder trained against the base encoder's passage vectors; build_index
+    has checked that this index uses that same base encoder.
     """
     from citator.retrieve.memory import PropositionMemory
 
-    trained_on = artifacts.info.get("base_encoder_id")
-    if trained_on != encoder_id:
-        raise IndexDirError(f"artifacts {artifacts.root} were trained against encoder {trained_on!r}, but this index "
-                            f"uses {encoder_id!r}: build with the same --model or retrain")
     shutil.copytree(artifacts.memory_dir, data_dir / "memory")
     if artifacts.ranker_path is not None:
         shutil.copy(artifacts.ranker_path, data_dir / "ranker.json")

@@ -81,5 +81,5 @@ class LexicalIndex:
         return out
 
     def score_all(self, texts: Sequence[str]) -> np.ndarray:
-        """float32 (n_queries, n_units) BM25 scores."""
-        return self.score_ids(self.query_ids(texts))
+        """float32 (n_queries, n_units) BM25 scores; query words match by stem."""
+        return self.score_ids(self.stem_ids(texts))

@@ -46,10 +46,17 @@ class StanceSearcher:
         }
         self.ranker: LinearRanker | None = None
         if self.manifest.artifacts_path is not None:
+            from citator.errors import IndexDirError
             from citator.retrieve.artifacts import read_artifacts
+            from citator.retrieve.index_dir import file_sha256
             from citator.retrieve.memory import PropositionMemory
 
-            self.ft_encoder = load_encoder(read_artifacts(self.manifest.artifacts_path).encoder_dir)
+            # Completeness was checked when the index was built (and `citator train` searches its own dev index).
+            artifacts = read_artifacts(self.manifest.artifacts_path, allow_incomplete=True)
+            # The index copied the memory of these artifacts: a retrained encoder would not match it.
+            if file_sha256(artifacts.root / "manifest.json") != self.manifest.artifacts_sha256:
+                raise IndexDirError(f"{artifacts.root} changed since {self.index_dir} was built; rebuild with build.sh")
+            self.ft_encoder = load_encoder(artifacts.encoder_dir)
             self.memory = PropositionMemory.load(path("memory"))
             links = np.load(path("memory_links.npy"))
             self.memory_links = (links[0], links[1])
@@ -57,8 +64,6 @@ class StanceSearcher:
             self.signals["ft_dense"] = lambda qs: self._maxp(self.dense, self.ft_encoder, qs)
             if path("ranker.json").is_file():
                 self.ranker = LinearRanker.load(path("ranker.json"))
-        # Which queries' own propositions to hide from the memory (set only while training; see learn.train).
-        self.exclude_propositions: Sequence[str | None] | None = None
 
     def _maxp(self, index: DenseIndex, encoder, queries: Sequence[Query]) -> np.ndarray:  # type: ignore[no-untyped-def]
         vectors = encoder.encode_queries([q.text for q in queries], [q.stance for q in queries])
@@ -69,8 +74,7 @@ class StanceSearcher:
 
         # Memory entries are encoded in the stance-neutral query form; the query is too.
         vectors = self.ft_encoder.encode_queries([q.text for q in queries], ["all"] * len(queries))
-        return memory_signals(vectors, [q.stance for q in queries], self.memory, self.memory_links, len(self.doc_ids),
-                              exclude=self.exclude_propositions)
+        return memory_signals(vectors, [q.stance for q in queries], self.memory, self.memory_links, len(self.doc_ids))
 
     def available_signals(self) -> list[str]:
         return list(self.signals) + (list(MEMORY_SIGNALS) if self.manifest.artifacts_path else [])
