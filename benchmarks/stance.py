@@ -52,8 +52,8 @@ def timed_run_sh(index: Path, queries: Path, out: Path, extra: list[str]) -> flo
     return time.perf_counter() - start
 
 
-def bench_dataset(name: str, data: Path) -> dict:  # type: ignore[type-arg]
-    from citator.bench.stance import build, stop_server
+def bench_dataset(name: str, data: Path, reuse: dict | None) -> dict:  # type: ignore[type-arg]
+    from citator.bench.stance import build, start_server, stop_server
     from citator.retrieve.fusion import top_k
     from citator.retrieve.searcher import StanceSearcher
 
@@ -62,9 +62,15 @@ def bench_dataset(name: str, data: Path) -> dict:  # type: ignore[type-arg]
     queries = [q for q in read_queries(folder / "queries.jsonl") if q.split == "test"]
     qrels = read_ground_truth(folder / "ground_truth.jsonl")
     index = WORK / name / "index"
-    start = time.perf_counter()
-    build(folder / "corpus.jsonl", index, serve=True)
-    build_seconds = time.perf_counter() - start
+    if reuse is not None and (index / "manifest.json").is_file():
+        # --reuse: same index, searched with the current code; the build time is the earlier run's.
+        stop_server(index)
+        start_server(index)
+        build_seconds = reuse["build_seconds"]
+    else:
+        start = time.perf_counter()
+        build(folder / "corpus.jsonl", index, serve=True, artifacts=None)
+        build_seconds = time.perf_counter() - start
 
     searcher = StanceSearcher(index)
     signals = searcher.signal_matrices(queries, ["bm25", "bm25_maxp", "dense"])
@@ -89,11 +95,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--datasets", nargs="+", default=["casefacts", "scifact", "climate-fever"])
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "stance")
+    ap.add_argument("--reuse", action="store_true", help="search the indexes of the last run instead of rebuilding")
     args = ap.parse_args()
-    report = {"command": "benchmarks/stance.py " + " ".join(f"--datasets {d}" for d in args.datasets),
+    results_path = ROOT / "benchmarks" / "results" / "stance.json"
+    previous = json.loads(results_path.read_text())["datasets"] if args.reuse and results_path.is_file() else {}
+    report = {"command": "benchmarks/stance.py --datasets " + " ".join(args.datasets) + (" --reuse" if args.reuse else ""),
               "machine": f"{platform.platform()}, {__import__('os').cpu_count()} cores", "datasets": {}}
     for name in args.datasets:
-        result = bench_dataset(name, args.data)
+        result = bench_dataset(name, args.data, previous.get(name) if args.reuse else None)
+        result["build_reused"] = bool(args.reuse and name in previous)
         report["datasets"][name] = result
         print(f"\n{name}: {result['documents']} docs, {result['test_queries']} test queries, "
               f"build {result['build_seconds']:.0f} s, run.sh 311 queries warm {result['run_sh_311']['warm_seconds']:.2f} s"
