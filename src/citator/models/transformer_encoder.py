@@ -104,4 +104,9 @@ class TransformerEncoder(Encoder):
         return self._encode([self.format_document(t) for t in texts], batch_size, progress)
 
     def encode_queries(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = 64) -> np.ndarray:
-        return self._encode([self.format_query(t, s) for t, s in zip(texts, stances)], batch_size)
+        # Query files repeat a proposition once per stance; identical formatted strings are encoded once.
+        formatted = [self.format_query(t, s) for t, s in zip(texts, stances)]
+        unique = list(dict.fromkeys(formatted))
+        vectors = self._encode(unique, batch_size)
+        row = {text: i for i, text in enumerate(unique)}
+        return vectors[[row[f] for f in formatted]] if formatted else vectors
