@@ -15,9 +15,9 @@ from citator.errors import QueryError
 def iter_queries(path: str | Path, *, default_stance: str | None = None, lenient: bool = False) -> Iterator[Query]:
     """Stream queries; `stance` is required unless `default_stance` is given.
 
-    `lenient` (run.sh: one refused line would score zero for the whole batch) answers what can be answered:
-    an empty text is kept and an unknown or missing stance is read as "all", each with a warning on stderr.
-    Malformed JSON, a missing or non-string id or text, and duplicate ids stay errors.
+    `lenient` (run.sh: one refused line would score zero for the whole batch) keeps an empty text, with a
+    warning on stderr. Everything else stays an error, an unknown stance included: it is a wrong request,
+    and guessing "all" would answer a question nobody asked.
     """
     seen: set[str] = set()
     for line, obj in iter_jsonl(path, QueryError):
@@ -29,9 +29,6 @@ def iter_queries(path: str | Path, *, default_stance: str | None = None, lenient
         if lenient and not text.strip():
             _warn(path, line, "text", "empty text: ranked on nothing")
         if "stance" in obj or default_stance is None:
-            if lenient and not (isinstance(obj.get("stance"), str) and obj["stance"] in STANCES):
-                _warn(path, line, "stance", f"stance {obj.get('stance')!r} is not one of {', '.join(STANCES)}: read as \"all\"")
-                obj = {**obj, "stance": "all"}
             stance = require_str(obj, "stance", path, line, QueryError)
         else:
             stance = default_stance
