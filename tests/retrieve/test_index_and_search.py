@@ -65,3 +65,19 @@ def test_failed_build_keeps_the_old_index(small_index: Path, tmp_path: Path) -> 
         build_index(bad, index, progress=False)
     assert (index / "manifest.json").read_text() == before
     read_manifest(index)
+
+
+def test_faiss_path_for_large_indexes_matches_exact_search(small_index: Path, small_stance_set: dict[str, Path],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from citator.retrieve import dense
+
+    queries = read_queries(small_stance_set["queries"])
+    searcher = StanceSearcher(small_index)
+    exact = searcher.search(queries, k=10)
+    # As if the index held more vectors than exact numpy search is meant for; small batches as for millions.
+    monkeypatch.setattr(dense, "FAISS_THRESHOLD", 0)
+    monkeypatch.setattr("citator.retrieve.searcher.MAX_BATCH_CELLS", 3 * searcher.manifest.n_passages)
+    via_faiss = searcher.search(queries, k=10)
+    assert searcher.dense._faiss is not None  # the faiss index was really built and used
+    assert [r.doc_ids for r in via_faiss] == [r.doc_ids for r in exact]
+    assert [s.score for r in via_faiss for s in r.results] == pytest.approx([s.score for r in exact for s in r.results], abs=1e-5)

@@ -60,3 +60,12 @@ def test_stem_ids_match_unseen_word_forms_without_growing_the_vocabulary() -> No
     assert by_stem[0].tolist() == index.score_all(["couples"])[0].tolist()
     assert by_stem[1] == pytest.approx(2 * by_stem[0])  # stopwords dropped, a repeated term counts again
     assert index.stem_ids(["zzzz the"]) == [[]] and index.tokenizer.word_to_id == vocab
+
+
+def test_numba_scorer_gives_the_same_scores() -> None:
+    pytest.importorskip("numba")
+    plain = LexicalIndex.build(DOCS)
+    fast = LexicalIndex.build(DOCS)
+    assert fast.use_numba()
+    queries = ["warrant search of a married couple's home", "contraceptives", "zzz"]
+    assert np.allclose(fast.score_all(queries), plain.score_all(queries))

@@ -10,6 +10,7 @@ import numpy as np
 
 from citator.data.records import Query, ResultLine, ScoredDoc
 from citator.retrieve.config import RetrievalConfig
+from citator.retrieve import dense as dense_module
 from citator.retrieve.dense import DenseIndex
 from citator.retrieve.fusion import interpolate, rrf, top_k
 from citator.retrieve.index_dir import Manifest, read_manifest
@@ -19,6 +20,10 @@ from citator.retrieve.ranker import LinearRanker, candidate_features, doc_years
 
 # A signal maps a batch of queries to a (n_queries, n_docs) score matrix.
 Signal = Callable[[Sequence[Query]], np.ndarray]
+# Largest (queries x passages) score matrix one batch may build: about 200 MB of float32.
+MAX_BATCH_CELLS = 50_000_000
+# Beyond the exact-search threshold, dense MaxP looks only at each query's best passages.
+DENSE_TOP_PASSAGES = 1000
 MEMORY_SIGNALS = ("memory_max", "memory_same", "memory_vote")
 
 
@@ -35,6 +40,8 @@ class StanceSearcher:
         self.doc_ids: list[str] = json.loads(path("doc_ids.json").read_text(encoding="utf-8"))
         self.years = doc_years(self.doc_ids)
         self.passage_starts = np.load(path("passage_starts.npy"))
+        self.doc_of_passage = np.repeat(np.arange(len(self.passage_starts)),
+                                        np.diff(np.append(self.passage_starts, self.manifest.n_passages)))
         self.lexical_doc = LexicalIndex.load(path("lexical_doc"))
         self.lexical_passage = LexicalIndex.load(path("lexical_passage"))
         self.dense = DenseIndex.load(path("dense.npy"))
@@ -67,7 +74,14 @@ class StanceSearcher:
 
     def _maxp(self, index: DenseIndex, encoder, queries: Sequence[Query]) -> np.ndarray:  # type: ignore[no-untyped-def]
         vectors = encoder.encode_queries([q.text for q in queries], [q.stance for q in queries])
-        return max_per_document(index.score_all(vectors), self.passage_starts)
+        if index.size <= dense_module.FAISS_THRESHOLD:
+            return max_per_document(index.score_all(vectors), self.passage_starts)
+        # Millions of passages: faiss finds each query's best passages; other documents get the cosine floor.
+        idx, scores = index.search(vectors, min(DENSE_TOP_PASSAGES, index.size))
+        out = np.full((len(queries), len(self.doc_ids)), -1.0, dtype=np.float32)
+        rows = np.repeat(np.arange(len(queries)), idx.shape[1])
+        np.maximum.at(out, (rows, self.doc_of_passage[idx.ravel()]), scores.ravel().astype(np.float32))
+        return out
 
     def _memory(self, queries: Sequence[Query]) -> dict[str, np.ndarray]:
         from citator.retrieve.memory import memory_signals
@@ -113,6 +127,7 @@ class StanceSearcher:
     def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256) -> list[ResultLine]:
         """Top-k distinct known documents per query with finite, non-increasing scores."""
         names = self.needed_signals()
+        batch_size = max(1, min(batch_size, MAX_BATCH_CELLS // max(self.manifest.n_passages, 1)))
         out: list[ResultLine] = []
         for start in range(0, len(queries), batch_size):
             batch = queries[start : start + batch_size]
