@@ -42,6 +42,8 @@ def test_memory_signals_stance_and_exclusion() -> None:
     # Same-stance: a refuted query only hears refuting propositions.
     assert out["memory_same"][0, 0] == -1.0 and out["memory_same"][0, 1] > 0.9
     assert out["memory_vote"][0].sum() == pytest.approx(1.0, abs=1e-5)
+    # Document-side expansion: each document is the centroid of the propositions citing it (here one each).
+    assert out["memory_centroid"][0] == pytest.approx((q @ VECTORS.T)[0], abs=1e-5)
     hidden = memory_signals(q, ["refuted"], memory, links, 3, exclude=["p1"])
     assert hidden["memory_max"][0, 0] == -1.0  # its own proposition cannot vote for it
 

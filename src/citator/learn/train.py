@@ -80,7 +80,7 @@ def tune_weights(signals: dict[str, np.ndarray], qrels: Qrels, queries: Sequence
                  ) -> tuple[dict[str, float], float]:
     """Coarse grid over interpolation weights, on dev."""
     grid = {"bm25": [0.0, 0.2], "bm25_maxp": [0.0, 0.2], "dense": [0.0, 0.3], "ft_dense": [0.5, 1.0],
-            "memory_max": [0.0, 0.5, 1.0], "memory_vote": [0.0, 0.5]}
+            "memory_max": [0.0, 0.5, 1.0], "memory_vote": [0.0, 0.5], "memory_centroid": [0.0, 0.5]}
     names = [n for n in grid if n in signals]
     best: tuple[float, dict[str, float]] = (-1.0, {})
     for values in product(*(grid[n] for n in names)):

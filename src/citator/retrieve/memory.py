@@ -80,8 +80,9 @@ def memory_signals(
     neighbours: int = 20,
     temperature: float = 0.05,
 ) -> dict[str, np.ndarray]:
-    """Per document: best similarity of a linked proposition (any stance / same stance), and a softmax vote of
-    the nearest `neighbours` propositions. `exclude[i]` hides query i's own proposition (no leakage in training)."""
+    """Per document: best similarity of a linked proposition (any stance / same stance), a softmax vote of the
+    nearest `neighbours` propositions, and the similarity to the centroid of the propositions that cite the
+    document (document-side expansion). `exclude[i]` hides query i's own proposition."""
     rows, cols = links
     sims = query_vectors @ memory.vectors.T  # (nq, n_entries)
     if exclude is not None:
@@ -108,4 +109,14 @@ def memory_signals(
         w_by_entry = np.zeros(sims.shape[1], dtype=np.float32)
         w_by_entry[top] = weights
         np.add.at(vote[i], cols, w_by_entry[rows])
-    return {"memory_max": best, "memory_same": same, "memory_vote": vote}
+    return {"memory_max": best, "memory_same": same, "memory_vote": vote,
+            "memory_centroid": query_vectors @ document_centroids(memory, links, n_docs).T}
+
+
+def document_centroids(memory: PropositionMemory, links: tuple[np.ndarray, np.ndarray], n_docs: int) -> np.ndarray:
+    """Each document as the normalised mean of the propositions linked to it (zero where none is)."""
+    rows, cols = links
+    centroids = np.zeros((n_docs, memory.vectors.shape[1]), dtype=np.float32)
+    np.add.at(centroids, cols, memory.vectors[rows])
+    norms = np.linalg.norm(centroids, axis=1, keepdims=True)
+    return np.divide(centroids, norms, out=np.zeros_like(centroids), where=norms > 0)

@@ -24,7 +24,7 @@ Signal = Callable[[Sequence[Query]], np.ndarray]
 MAX_BATCH_CELLS = 50_000_000
 # Beyond the exact-search threshold, dense MaxP looks only at each query's best passages.
 DENSE_TOP_PASSAGES = 1000
-MEMORY_SIGNALS = ("memory_max", "memory_same", "memory_vote")
+MEMORY_SIGNALS = ("memory_max", "memory_same", "memory_vote", "memory_centroid")
 
 
 class StanceSearcher:
