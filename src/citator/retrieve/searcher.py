@@ -55,48 +55,63 @@ class StanceSearcher:
         if self.manifest.artifacts_path is not None:
             from citator.errors import IndexDirError
             from citator.retrieve.artifacts import read_artifacts
-            from citator.retrieve.index_dir import file_sha256
+            from citator.data.hashing import sha256_file
             from citator.retrieve.memory import PropositionMemory
 
             # Completeness was checked when the index was built (and `citator train` searches its own dev index).
             artifacts = read_artifacts(self.manifest.artifacts_path, allow_incomplete=True)
             # The index copied the memory of these artifacts: a retrained encoder would not match it.
-            if file_sha256(artifacts.root / "manifest.json") != self.manifest.artifacts_sha256:
+            if sha256_file(artifacts.root / "manifest.json") != self.manifest.artifacts_sha256:
                 raise IndexDirError(f"{artifacts.root} changed since {self.index_dir} was built; rebuild with build.sh")
             self.ft_encoder = load_encoder(artifacts.encoder_dir)
             self.memory = PropositionMemory.load(path("memory"))
             links = np.load(path("memory_links.npy"))
             self.memory_links = (links[0], links[1])
-            # The fine-tuned encoder is query-side only: it searches the base passage vectors.
-            self.signals["ft_dense"] = lambda qs: self._maxp(self.dense, self.ft_encoder, qs)
             if path("ranker.json").is_file():
                 self.ranker = LinearRanker.load(path("ranker.json"))
 
     def _maxp(self, index: DenseIndex, encoder, queries: Sequence[Query]) -> np.ndarray:  # type: ignore[no-untyped-def]
         vectors = encoder.encode_queries([q.text for q in queries], [q.stance for q in queries])
+        return self._maxp_vectors(index, vectors)
+
+    def _maxp_vectors(self, index: DenseIndex, vectors: np.ndarray) -> np.ndarray:
         if index.size <= dense_module.FAISS_THRESHOLD:
             return max_per_document(index.score_all(vectors), self.passage_starts)
         # Millions of passages: faiss finds each query's best passages; other documents get the cosine floor.
         idx, scores = index.search(vectors, min(DENSE_TOP_PASSAGES, index.size))
-        out = np.full((len(queries), len(self.doc_ids)), -1.0, dtype=np.float32)
-        rows = np.repeat(np.arange(len(queries)), idx.shape[1])
+        out = np.full((len(vectors), len(self.doc_ids)), -1.0, dtype=np.float32)
+        rows = np.repeat(np.arange(len(vectors)), idx.shape[1])
         np.maximum.at(out, (rows, self.doc_of_passage[idx.ravel()]), scores.ravel().astype(np.float32))
         return out
 
-    def _memory(self, queries: Sequence[Query]) -> dict[str, np.ndarray]:
+    def _learned(self, queries: Sequence[Query], names: Sequence[str]) -> dict[str, np.ndarray]:
+        """ft_dense and the memory signals from one call of the fine-tuned encoder.
+
+        ft_dense takes the query in its stance's form, the memory in the stance-neutral form its entries were
+        encoded in; one call lets the encoder encode an `all` query (the same string in both forms) once.
+        """
         from citator.retrieve.memory import memory_signals
 
-        # Memory entries are encoded in the stance-neutral query form; the query is too.
-        vectors = self.ft_encoder.encode_queries([q.text for q in queries], ["all"] * len(queries))
-        return memory_signals(vectors, [q.stance for q in queries], self.memory, self.memory_links, len(self.doc_ids))
+        texts = [q.text for q in queries]
+        n = len(queries)
+        vectors = self.ft_encoder.encode_queries(texts + texts, [q.stance for q in queries] + ["all"] * n)
+        out: dict[str, np.ndarray] = {}
+        if "ft_dense" in names:
+            # The fine-tuned encoder is query-side only: it searches the base passage vectors.
+            out["ft_dense"] = self._maxp_vectors(self.dense, vectors[:n])
+        if any(name in MEMORY_SIGNALS for name in names):
+            memory = memory_signals(vectors[n:], [q.stance for q in queries], self.memory, self.memory_links,
+                                    len(self.doc_ids))
+            out.update({k: v for k, v in memory.items() if k in names})
+        return out
 
     def available_signals(self) -> list[str]:
-        return list(self.signals) + (list(MEMORY_SIGNALS) if self.manifest.artifacts_path else [])
+        return list(self.signals) + (["ft_dense", *MEMORY_SIGNALS] if self.manifest.artifacts_path else [])
 
     def signal_matrices(self, queries: Sequence[Query], names: Sequence[str]) -> dict[str, np.ndarray]:
         out = {name: self.signals[name](queries) for name in names if name in self.signals}
-        if any(name in MEMORY_SIGNALS for name in names):
-            out.update({k: v for k, v in self._memory(queries).items() if k in names})
+        if self.manifest.artifacts_path and any(n == "ft_dense" or n in MEMORY_SIGNALS for n in names):
+            out.update(self._learned(queries, names))
         return out
 
     def fuse(self, signals: Mapping[str, np.ndarray], queries: Sequence[Query] | None = None,
