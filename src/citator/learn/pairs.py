@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from citator.data.records import Qrels, Query
+from citator.evaluate.stance_discrimination import paired_queries
 from citator.learn.finetune import QueryExample
 
 # MiniLM takes no instruction, so the fine-tuned encoder learns one: a short per-stance prefix.
@@ -17,17 +18,11 @@ QUERY_PREFIXES = {
 
 def opposite_stance_docs(queries: Sequence[Query], qrels: Qrels) -> dict[str, frozenset[str]]:
     """For a proposition asked with both stances: each stance's query -> the other stance's relevant documents."""
-    by_prop: dict[str, dict[str, str]] = {}
-    for q in queries:
-        prop = q.extra.get("proposition_id")
-        if isinstance(prop, str) and q.stance in ("supported", "refuted"):
-            by_prop.setdefault(prop, {})[q.stance] = q.query_id
     out: dict[str, frozenset[str]] = {}
-    for stances in by_prop.values():
-        if len(stances) == 2:
-            s, r = stances["supported"], stances["refuted"]
-            out[s] = qrels.relevant(r) - qrels.relevant(s)
-            out[r] = qrels.relevant(s) - qrels.relevant(r)
+    for supported, refuted in paired_queries(queries):
+        s, r = supported.query_id, refuted.query_id
+        out[s] = qrels.relevant(r) - qrels.relevant(s)
+        out[r] = qrels.relevant(s) - qrels.relevant(r)
     return out
 
 

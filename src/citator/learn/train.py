@@ -24,7 +24,8 @@ from citator.learn.pairs import QUERY_PREFIXES, query_examples
 from citator.learn.ranker_fit import fit_linear_ranker
 from citator.retrieve.artifacts import FORMAT, read_artifacts
 from citator.retrieve.fusion import interpolate, top_k
-from citator.retrieve.index_dir import build_index, file_sha256
+from citator.data.hashing import sha256_file
+from citator.retrieve.index_dir import build_index
 from citator.retrieve.memory import MemoryEntry, PropositionMemory
 from citator.retrieve.passages import PassageSpec, passage_layout
 from citator.retrieve.ranker import candidate_features
@@ -121,7 +122,7 @@ def train(
     t = time.monotonic()
     base = load_encoder(base_encoder)
     passages, starts = passage_layout([d.title for d in docs], [d.text for d in docs], PassageSpec())
-    cache = work / f"base-passages-{file_sha256(corpus)[:12]}-{base.model_id.replace(':', '_')}.npy"
+    cache = work / f"base-passages-{sha256_file(corpus)[:12]}-{base.model_id.replace(':', '_')}.npy"
     reusable = _reusable_vectors(base_index, corpus, base.model_id) if base_index else None
     if reusable is not None:
         passage_vectors = reusable
@@ -152,9 +153,9 @@ def train(
         "format": FORMAT, "complete": False, "fusion": "interpolate", "weights": {"ft_dense": 1.0, "memory_max": 0.5},
         "base_encoder": str(base_encoder), "base_encoder_id": base.model_id,
         "finetune": asdict(finetune), "finetune_stats": finetune_stats,
-        "training": {"corpus_sha256": file_sha256(corpus), "train_queries": len(train_q), "examples": len(examples),
+        "training": {"corpus_sha256": sha256_file(corpus), "train_queries": len(train_q), "examples": len(examples),
                      "memory_entries": len(entries), "dev_queries": len(dev_q),
-                     "inputs": [[str(q), file_sha256(q), str(g), file_sha256(g)] for q, g in list(train_sets) + list(dev_sets)]},
+                     "inputs": [[str(q), sha256_file(q), str(g), sha256_file(g)] for q, g in list(train_sets) + list(dev_sets)]},
     }
     write_json_atomic(out / "manifest.json", manifest)
 
@@ -220,6 +221,6 @@ def _reusable_vectors(index_dir: Path, corpus: Path, encoder_id: str) -> np.ndar
 
     manifest = read_manifest(index_dir)
     spec = PassageSpec()
-    same = (manifest.corpus_sha256 == file_sha256(corpus) and manifest.encoder_id == encoder_id
+    same = (manifest.corpus_sha256 == sha256_file(corpus) and manifest.encoder_id == encoder_id
             and (manifest.config.passage_words, manifest.config.passage_overlap) == (spec.words, spec.overlap))
     return np.load(manifest.path(index_dir, "dense.npy")).astype(np.float32) if same else None

@@ -34,10 +34,6 @@ FORMAT = "citator-stance-index/1"
 MANIFEST = "manifest.json"
 
 
-# The old name, still imported by citator.learn.train.
-file_sha256 = sha256_file
-
-
 @dataclass(frozen=True)
 class Manifest:
     corpus_sha256: str

@@ -67,15 +67,11 @@ class LexicalIndex:
     def size(self) -> int:
         return int(self.retriever.scores["num_docs"])
 
-    def query_ids(self, texts: Sequence[str]) -> list[list[int]]:
-        """Token ids of each query; words the index never saw are dropped (they cannot score)."""
-        return self.tokenizer.tokenize(list(texts), update_vocab="never", show_progress=False, return_as="ids")
-
     def stem_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each query matched by stem, so an unseen form of an indexed word still scores.
 
-        `query_ids` keeps only word forms the index saw ("students" is dropped when only "student" was
-        indexed); this keeps every word whose stem was indexed, and leaves the vocabulary untouched.
+        bm25s's own query tokenizing keeps only word forms the index saw ("students" is dropped when only
+        "student" was indexed); this keeps every word whose stem was indexed, and leaves the vocabulary untouched.
         """
         tok = self.tokenizer
         stop = frozenset(tok.stopwords or ())
