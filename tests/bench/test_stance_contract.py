@@ -35,7 +35,8 @@ def served_index(small_stance_set: dict[str, Path]) -> Iterator[Path]:
     root = Path(tempfile.mkdtemp(prefix="citator-contract-"))
     os.chmod(root, 0o755)
     index = root / "index"
-    done = sh(REPO / "build.sh", "--corpus", small_stance_set["corpus"], "--index-dir", index)
+    # --no-artifacts: a developer's trained artifacts/ must not change what this test builds.
+    done = sh(REPO / "build.sh", "--corpus", small_stance_set["corpus"], "--index-dir", index, "--no-artifacts")
     assert done.returncode == 0, done.stderr
     assert "search server ready" in done.stderr
     yield index
@@ -119,7 +120,7 @@ def test_unprivileged_user_and_read_only_code(served_index: Path, small_stance_s
 
 def test_dead_server_falls_back_in_process(small_stance_set: dict[str, Path], tmp_path: Path) -> None:
     index = tmp_path / "index"
-    done = sh(REPO / "build.sh", "--corpus", small_stance_set["corpus"], "--index-dir", index)
+    done = sh(REPO / "build.sh", "--corpus", small_stance_set["corpus"], "--index-dir", index, "--no-artifacts")
     assert done.returncode == 0, done.stderr
     pid = json.loads((index / "service" / "ready.json").read_text())["pid"]
     os.kill(pid, signal.SIGKILL)
