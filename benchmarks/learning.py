@@ -133,12 +133,14 @@ def main() -> None:
     ap.add_argument("--artifacts", nargs="*", default=[], help="NAME=DIR: use these artifacts instead of training")
     args = ap.parse_args()
     given = dict(a.split("=", 1) for a in args.artifacts)
-    report = {"command": "benchmarks/learning.py " + " ".join(sys.argv[1:]),
-              "machine": f"{os.cpu_count()} cores, no GPU", "datasets": {}}
+    command = "benchmarks/learning.py " + " ".join(sys.argv[1:])
     path = ROOT / "benchmarks" / "results" / "learning.json"
+    # Datasets measured by earlier runs stay in the file, each with the command that measured it.
+    earlier = json.loads(path.read_text())["datasets"] if path.is_file() else {}
+    report = {"machine": f"{os.cpu_count()} cores, no GPU", "datasets": earlier}
     for name in args.datasets:
         result = bench(name, Path(given[name]).absolute() if name in given else None)
-        report["datasets"][name] = result
+        report["datasets"][name] = {"command": command, **result}
         write_json_atomic(path, report)
         print(f"\n{name}: training {result['training_seconds']:.0f} s, artifacts {result['artifact_bytes'] / 1e6:.1f} MB, "
               f"build {result['build_seconds']:.0f} s, run.sh 311 warm {result['run_sh_311']['warm_seconds']:.2f} s / "

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from citator.learn.ranker_fit import fit_linear_ranker
-from citator.retrieve.memory import MemoryEntry, PropositionMemory, memory_signals
+from citator.retrieve.memory import MemoryEntry, PropositionMemory, citation_counts, memory_signals
 from citator.retrieve.ranker import LinearRanker, candidate_features, doc_years
 
 
@@ -72,8 +72,11 @@ def test_ranker_learns_the_informative_feature_and_round_trips(tmp_path: Path) -
     assert (y[np.arange(nq), top] == 1).mean() > 0.95
     ranker.save(tmp_path / "r.json")
     assert LinearRanker.load(tmp_path / "r.json") == ranker
+    # Features are taken by name: another order, or extra features, give the same scores; a missing one is refused.
+    swapped = ranker.score(["noise", "extra", "good"], np.stack([noise, good * 0, good], axis=-1))
+    assert np.allclose(swapped, ranker.score(["good", "noise"], x))
     with pytest.raises(ValueError, match="feature mismatch"):
-        ranker.score(["noise", "good"], x)
+        ranker.score(["noise"], x[..., 1:])
 
 
 def test_candidate_features_year_is_relative_and_stance_gated() -> None:
@@ -84,3 +87,24 @@ def test_candidate_features_year_is_relative_and_stance_gated() -> None:
     assert names == ["dense:norm", "dense:raw", "year_rel*supported", "year_rel*refuted"]
     assert x[0, :, 2].tolist() == [0.0, 0.0, 0.0]  # supported column is off for a refuted query
     assert x[0, 0, 3] < 0 < x[0, 1, 3] and x[0, 2, 3] == 0.0  # unknown year: neutral
+
+
+def test_citation_prior_counts_and_follows_the_query_stance() -> None:
+    entries = ENTRIES + [MemoryEntry("p4", "refuted", "again", ("1970.1",), ("Old v. Rule",))]
+    memory = PropositionMemory(entries, unit([1, 0, 0], [0.9, 0.1, 0], [0, 0, 1], [0, 1, 0]))
+    counts = citation_counts(memory, memory.link(["1970.1", "1990.2", "2000.3"], ["", "", ""]), 3)
+    assert counts["all"].tolist() == [2, 1, 1]
+    assert counts["supported"].tolist() == [1, 0, 1] and counts["refuted"].tolist() == [1, 1, 0]
+    assert counts["paired_supported"].tolist() == [0, 0, 0]  # no proposition here has both stances
+    paired = PropositionMemory(entries + [MemoryEntry("p3", "refuted", "other", ("1990.2",), ("",))], memory.vectors[:1]
+                               .repeat(5, axis=0))
+    both = citation_counts(paired, paired.link(["1970.1", "1990.2", "2000.3"], ["", "", ""]), 3)
+    assert both["paired_supported"].tolist() == [0, 0, 1] and both["paired_refuted"].tolist() == [0, 1, 0]
+    signals = {"bm25": np.zeros((2, 3), dtype=np.float32)}
+    names, x = candidate_features(signals, ["refuted", "all"], np.full(3, np.nan), np.array([[0, 1, 2]] * 2),
+                                  citations=counts)
+    own = names.index("citations:own_stance")
+    assert x[0, :, own] == pytest.approx(np.log1p([1, 1, 0]))
+    assert {"citations:paired_own", "citations:paired_other"} <= set(names)
+    assert x[1, :, own].tolist() == [0.0, 0.0, 0.0]  # an `all` query has no stance to prefer
+    assert x[1, :, names.index("citations:log")] == pytest.approx(np.log1p([2, 1, 1]))

@@ -55,22 +55,36 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
                  "--ground-truth", str(small_stance_set["gt"]), "--out", str(art), "--epochs", "1"]) == 0
     manifest = json.loads((art / "manifest.json").read_text())
     assert manifest["fusion"] in ("interpolate", "learned")
-    assert set(manifest["dev_ndcg@10"]) >= {"bm25", "dense", "ft_dense", "memory_max", "learned fusion (2-fold CV on dev)"}
+    assert set(manifest["dev_ndcg@10"]) >= {"bm25", "dense", "ft_dense", "memory_max", "doc_embedding",
+                                            "learned fusion (2-fold CV on dev)"}
+    assert "dense" not in manifest["weights"]  # superseded by ft_dense: searches encode each query once
     assert (art / "encoder" / "citator_query_format.json").is_file() and (art / "ranker.json").is_file()
     assert not (art / "work" / "dev-index").exists()
     train_ids = {r["query_id"] for r in rows if r["split"] == "train"}
     assert all(e["proposition_id"] in {r["proposition_id"] for r in rows if r["query_id"] in train_ids}
                for e in map(json.loads, (art / "memory" / "memory.jsonl").open()))
 
+    # A rerun with the same inputs and settings reuses the finished encoder (resume); other settings retrain it.
+    weights = art / "encoder" / "model.safetensors"
+    before = weights.stat().st_mtime_ns
+    train_args = ["train", "--corpus", str(small_stance_set["corpus"]), "--queries", str(queries),
+                  "--ground-truth", str(small_stance_set["gt"]), "--out", str(art), "--epochs", "1"]
+    assert main(train_args) == 0 and weights.stat().st_mtime_ns == before
+    assert json.loads((art / "manifest.json").read_text())["complete"] is True
+    assert main([*train_args[:-1], "2"]) == 0 and weights.stat().st_mtime_ns != before
+
     index = tmp_path / "index"
     assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(index),
                  "--artifacts", str(art), "--no-serve"]) == 0
     assert read_manifest(index).artifacts_path == str(art.absolute())
     searcher = StanceSearcher(index)
-    assert "memory_max" in searcher.available_signals()
+    assert {"memory_max", "doc_embedding"} <= set(searcher.available_signals())
+    assert searcher.doc_vectors is not None and searcher.doc_vectors.shape[0] == len(searcher.doc_ids)
+    assert "dense" not in searcher.needed_signals()
     all_queries = read_queries(queries)
     results = searcher.search(all_queries, 10)
     assert validate_results(results, set(searcher.doc_ids), all_queries, 10) == []
+    assert searcher._encoder is None  # the base encoder was never needed, so never loaded
 
 
 def test_train_and_dev_must_not_share_propositions(small_stance_set: dict[str, Path], tmp_path: Path) -> None:

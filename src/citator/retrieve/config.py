@@ -9,8 +9,10 @@ from citator.errors import ConfigError
 
 
 # bm25: whole document; bm25_maxp / dense: best passage; ft_dense: best passage under the fine-tuned encoder;
-# memory_*: nearest labeled training propositions (the last four need trained artifacts).
-SIGNALS = ("bm25", "bm25_maxp", "dense", "ft_dense", "memory_max", "memory_same", "memory_vote", "memory_centroid")
+# memory_*: nearest labeled training propositions; doc_embedding: learned document vectors (the last six need
+# trained artifacts).
+SIGNALS = ("bm25", "bm25_maxp", "dense", "ft_dense", "memory_max", "memory_same", "memory_vote", "memory_centroid",
+           "doc_embedding")
 BASE_SIGNALS = ("bm25", "bm25_maxp", "dense")
 
 

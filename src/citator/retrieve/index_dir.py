@@ -159,7 +159,7 @@ def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, enco
             vectors = encoder.encode_documents(passages, progress=progress)
         DenseIndex(vectors).save(tmp / "dense.npy")
         if artifacts is not None:
-            _add_artifacts(tmp, artifacts, docs)
+            _add_artifacts(tmp, artifacts, docs, vectors, starts)
         (tmp / "doc_ids.json").write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
         manifest = Manifest(
             corpus_sha256=sha256_file(corpus_path), n_docs=len(docs), n_passages=len(passages),
@@ -180,12 +180,14 @@ def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, enco
     return manifest
 
 
-def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document]) -> None:
-    """The proposition memory, the ranker and the memory's links to this corpus.
+def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], passage_vectors: np.ndarray,
+                   starts: np.ndarray) -> None:
+    """The proposition memory, the ranker, the memory's links to this corpus and the learned document vectors.
 
     The fine-tuned encoder is a query encoder trained against the base encoder's passage vectors; build_index
     has checked that this index uses that same base encoder.
     """
+    from citator.retrieve.doc_embedding import apply_deltas, base_document_vectors
     from citator.retrieve.memory import PropositionMemory
 
     shutil.copytree(artifacts.memory_dir, data_dir / "memory")
@@ -194,3 +196,7 @@ def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document]) -
     memory = PropositionMemory.load(data_dir / "memory")
     rows, cols = memory.link([d.doc_id for d in docs], [d.title for d in docs])
     np.save(data_dir / "memory_links.npy", np.stack([rows, cols]))
+    ids, titles = [d.doc_id for d in docs], [d.title for d in docs]
+    learned = apply_deltas(data_dir / "memory", ids, titles, base_document_vectors(passage_vectors, starts))
+    if learned is not None:
+        np.save(data_dir / "doc_embedding.npy", learned)

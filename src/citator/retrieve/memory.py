@@ -48,26 +48,53 @@ class PropositionMemory:
         return cls(entries, np.load(directory / "memory_vectors.npy").astype(np.float32))
 
     def link(self, doc_ids: Sequence[str], titles: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(entry index, doc index) pairs against a corpus: by doc_id, else by unique case title.
-
-        The evaluator's corpus may name documents differently from the training corpus; titles bridge that.
-        """
-        by_id = {d: i for i, d in enumerate(doc_ids)}
-        by_title: dict[str, list[int]] = {}
-        for i, t in enumerate(titles):
-            by_title.setdefault(_norm_title(t), []).append(i)
-        rows, cols = [], []
-        for e, entry in enumerate(self.entries):
-            for doc_id, title in zip(entry.doc_ids, entry.doc_titles):
-                if doc_id in by_id:
-                    rows.append(e)
-                    cols.append(by_id[doc_id])
-                else:
-                    match = by_title.get(_norm_title(title), [])
-                    if len(match) == 1:
-                        rows.append(e)
-                        cols.append(match[0])
+        """(entry index, doc index) pairs against a corpus: by doc_id, else by unique case title."""
+        pairs = [(e, doc_id, title) for e, entry in enumerate(self.entries)
+                 for doc_id, title in zip(entry.doc_ids, entry.doc_titles)]
+        found = match_documents([(d, t) for _, d, t in pairs], doc_ids, titles)
+        rows = [e for (e, _, _), i in zip(pairs, found) if i >= 0]
+        cols = [i for i in found if i >= 0]
         return np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+
+
+def match_documents(wanted: Sequence[tuple[str, str]], doc_ids: Sequence[str], titles: Sequence[str]) -> list[int]:
+    """Corpus index of each (doc_id, title) of the training corpus: by doc_id, else by unique title; -1 if none.
+
+    The evaluator's corpus may name documents differently from the training corpus; titles bridge that.
+    """
+    by_id = {d: i for i, d in enumerate(doc_ids)}
+    by_title: dict[str, list[int]] = {}
+    for i, t in enumerate(titles):
+        by_title.setdefault(_norm_title(t), []).append(i)
+    out = []
+    for doc_id, title in wanted:
+        if doc_id in by_id:
+            out.append(by_id[doc_id])
+        else:
+            match = by_title.get(_norm_title(title), [])
+            out.append(match[0] if len(match) == 1 else -1)
+    return out
+
+
+def citation_counts(memory: PropositionMemory, links: tuple[np.ndarray, np.ndarray], n_docs: int) -> dict[str, np.ndarray]:
+    """Per document: how many training propositions cite it (a prior for the ranker).
+
+    Keys: "all"; "supported" / "refuted" (by the citing entry's stance); "paired_supported" / "paired_refuted"
+    (only propositions asked with both stances, where the documents of one stance contradict the other's: on
+    CaseFacts the same few refuting cases recur across such propositions).
+    """
+    rows, cols = links
+    stance = np.array([memory.entries[r].stance for r in rows], dtype=object)
+    stances_of: dict[str, set[str]] = {}
+    for e in memory.entries:
+        stances_of.setdefault(e.proposition_id, set()).add(e.stance)
+    paired = np.array([{"supported", "refuted"} <= stances_of[memory.entries[r].proposition_id] for r in rows],
+                      dtype=bool)
+    out = {"all": np.bincount(cols, minlength=n_docs).astype(np.float32)}
+    for name in ("supported", "refuted"):
+        out[name] = np.bincount(cols[stance == name], minlength=n_docs).astype(np.float32)
+        out[f"paired_{name}"] = np.bincount(cols[(stance == name) & paired], minlength=n_docs).astype(np.float32)
+    return out
 
 
 def memory_signals(

@@ -27,9 +27,15 @@ def doc_years(doc_ids: Sequence[str]) -> np.ndarray:
 
 
 def candidate_features(
-    signals: Mapping[str, np.ndarray], stances: Sequence[str], years: np.ndarray, candidates: np.ndarray, depth: int = 100
+    signals: Mapping[str, np.ndarray], stances: Sequence[str], years: np.ndarray, candidates: np.ndarray, depth: int = 100,
+    citations: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[list[str], np.ndarray]:
-    """(feature names, array (n_queries, n_candidates, n_features)) for the given candidate doc indices."""
+    """(feature names, array (n_queries, n_candidates, n_features)) for the given candidate doc indices.
+
+    `citations` (per document: how many training propositions cite it; see memory.citation_counts) adds a prior:
+    a document the training set cites often, and often with the query's stance, is more often the answer; among
+    propositions asked with both stances, a document that refuted others tends to refute again.
+    """
     names: list[str] = []
     columns: list[np.ndarray] = []
     rows = np.arange(candidates.shape[0])[:, None]
@@ -49,6 +55,18 @@ def candidate_features(
         flag = np.array([s == stance for s in stances], dtype=np.float32)[:, None]
         names.append(f"year_rel*{stance}")
         columns.append(rel * flag)
+    if citations is not None:
+        names.append("citations:log")
+        columns.append(np.log1p(citations["all"][candidates]))
+        # Stance-gated: an `all` query has no stance to prefer, so these are 0 for it.
+        for feature, key in (("citations:own_stance", "{own}"), ("citations:paired_own", "paired_{own}"),
+                             ("citations:paired_other", "paired_{other}")):
+            values = np.zeros(candidates.shape, dtype=np.float32)
+            for own, other in (("supported", "refuted"), ("refuted", "supported")):
+                flag = np.array([s == own for s in stances])
+                values[flag] = np.log1p(citations[key.format(own=own, other=other)][candidates[flag]])
+            names.append(feature)
+            columns.append(values)
     return names, np.stack(columns, axis=-1).astype(np.float32)
 
 
@@ -62,9 +80,11 @@ class LinearRanker:
     candidates: int = 200
 
     def score(self, names: Sequence[str], x: np.ndarray) -> np.ndarray:
-        """Logit of relevance per candidate; `names` must be this ranker's features, in order."""
-        if tuple(names) != self.features:
-            raise ValueError(f"feature mismatch: ranker wants {self.features}, got {tuple(names)}")
+        """Logit of relevance per candidate; `names` label the last axis of x and must include this ranker's features."""
+        missing = [f for f in self.features if f not in names]
+        if missing:
+            raise ValueError(f"feature mismatch: ranker wants {missing}, which are not among {tuple(names)}")
+        x = x[..., [list(names).index(f) for f in self.features]]
         z = (x - np.asarray(self.mean, dtype=np.float32)) / np.asarray(self.scale, dtype=np.float32)
         return z @ np.asarray(self.weights, dtype=np.float32) + self.bias
 

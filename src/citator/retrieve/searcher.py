@@ -25,6 +25,8 @@ MAX_BATCH_CELLS = 50_000_000
 # Beyond the exact-search threshold, dense MaxP looks only at each query's best passages.
 DENSE_TOP_PASSAGES = 1000
 MEMORY_SIGNALS = ("memory_max", "memory_same", "memory_vote", "memory_centroid")
+# Signals of the fine-tuned query encoder (one encoding per query feeds them all).
+LEARNED_SIGNALS = ("ft_dense", *MEMORY_SIGNALS, "doc_embedding")
 
 
 class StanceSearcher:
@@ -45,18 +47,21 @@ class StanceSearcher:
         self.lexical_doc = LexicalIndex.load(path("lexical_doc"))
         self.lexical_passage = LexicalIndex.load(path("lexical_passage"))
         self.dense = DenseIndex.load(path("dense.npy"))
-        self.encoder = load_encoder(encoder_path or self.manifest.encoder_path)
+        self._encoder_path = encoder_path or self.manifest.encoder_path
+        self._encoder = None  # loaded on first use: with artifacts, the fine-tuned encoder may be all a search needs
         self.signals: dict[str, Signal] = {
             "bm25": lambda qs: self.lexical_doc.score_all([q.text for q in qs]),
             "bm25_maxp": lambda qs: max_per_document(self.lexical_passage.score_all([q.text for q in qs]), self.passage_starts),
             "dense": lambda qs: self._maxp(self.dense, self.encoder, qs),
         }
         self.ranker: LinearRanker | None = None
+        self.doc_vectors: np.ndarray | None = None
+        self.citations: dict[str, np.ndarray] | None = None
         if self.manifest.artifacts_path is not None:
             from citator.errors import IndexDirError
             from citator.retrieve.artifacts import read_artifacts
             from citator.data.hashing import sha256_file
-            from citator.retrieve.memory import PropositionMemory
+            from citator.retrieve.memory import PropositionMemory, citation_counts
 
             # Completeness was checked when the index was built (and `citator train` searches its own dev index).
             artifacts = read_artifacts(self.manifest.artifacts_path, allow_incomplete=True)
@@ -67,8 +72,19 @@ class StanceSearcher:
             self.memory = PropositionMemory.load(path("memory"))
             links = np.load(path("memory_links.npy"))
             self.memory_links = (links[0], links[1])
+            self.citations = citation_counts(self.memory, self.memory_links, len(self.doc_ids))
+            if path("doc_embedding.npy").is_file():
+                self.doc_vectors = np.load(path("doc_embedding.npy"))
             if path("ranker.json").is_file():
                 self.ranker = LinearRanker.load(path("ranker.json"))
+
+    @property
+    def encoder(self):  # type: ignore[no-untyped-def]
+        if self._encoder is None:
+            from citator.models.encoder import load_encoder
+
+            self._encoder = load_encoder(self._encoder_path)
+        return self._encoder
 
     def _maxp(self, index: DenseIndex, encoder, queries: Sequence[Query]) -> np.ndarray:  # type: ignore[no-untyped-def]
         vectors = encoder.encode_queries([q.text for q in queries], [q.stance for q in queries])
@@ -85,32 +101,35 @@ class StanceSearcher:
         return out
 
     def _learned(self, queries: Sequence[Query], names: Sequence[str]) -> dict[str, np.ndarray]:
-        """ft_dense and the memory signals from one call of the fine-tuned encoder.
+        """The fine-tuned encoder's signals from one encoding per query (in its stance's form).
 
-        ft_dense takes the query in its stance's form, the memory in the stance-neutral form its entries were
-        encoded in; one call lets the encoder encode an `all` query (the same string in both forms) once.
+        The memory entries were encoded in the stance-neutral form; matching them with the stance form instead
+        measured the same on CaseFacts dev (learned fusion 0.4560 vs 0.4566) and saves a second encoding.
         """
         from citator.retrieve.memory import memory_signals
 
-        texts = [q.text for q in queries]
-        n = len(queries)
-        vectors = self.ft_encoder.encode_queries(texts + texts, [q.stance for q in queries] + ["all"] * n)
+        vectors = self.ft_encoder.encode_queries([q.text for q in queries], [q.stance for q in queries])
         out: dict[str, np.ndarray] = {}
         if "ft_dense" in names:
             # The fine-tuned encoder is query-side only: it searches the base passage vectors.
-            out["ft_dense"] = self._maxp_vectors(self.dense, vectors[:n])
+            out["ft_dense"] = self._maxp_vectors(self.dense, vectors)
+        if "doc_embedding" in names and self.doc_vectors is not None:
+            out["doc_embedding"] = vectors @ self.doc_vectors.T
         if any(name in MEMORY_SIGNALS for name in names):
-            memory = memory_signals(vectors[n:], [q.stance for q in queries], self.memory, self.memory_links,
+            memory = memory_signals(vectors, [q.stance for q in queries], self.memory, self.memory_links,
                                     len(self.doc_ids))
             out.update({k: v for k, v in memory.items() if k in names})
         return out
 
     def available_signals(self) -> list[str]:
-        return list(self.signals) + (["ft_dense", *MEMORY_SIGNALS] if self.manifest.artifacts_path else [])
+        if not self.manifest.artifacts_path:
+            return list(self.signals)
+        learned = [n for n in LEARNED_SIGNALS if n != "doc_embedding" or self.doc_vectors is not None]
+        return list(self.signals) + learned
 
     def signal_matrices(self, queries: Sequence[Query], names: Sequence[str]) -> dict[str, np.ndarray]:
         out = {name: self.signals[name](queries) for name in names if name in self.signals}
-        if self.manifest.artifacts_path and any(n == "ft_dense" or n in MEMORY_SIGNALS for n in names):
+        if self.manifest.artifacts_path and any(n in LEARNED_SIGNALS for n in names):
             out.update(self._learned(queries, names))
         return out
 
@@ -124,7 +143,7 @@ class StanceSearcher:
         if config.fusion != "learned" or self.ranker is None or queries is None:
             return base
         cand, _ = top_k(base, self.ranker.candidates)
-        names, x = candidate_features(signals, [q.stance for q in queries], self.years, cand)
+        names, x = candidate_features(signals, [q.stance for q in queries], self.years, cand, citations=self.citations)
         logits = self.ranker.score(names, x)
         # Candidates rank by the ranker, above every non-candidate (which keep their interpolated order below).
         out = base - base.max() - 1.0 - np.abs(base.min())
@@ -135,7 +154,7 @@ class StanceSearcher:
     def needed_signals(self) -> list[str]:
         names = [n for n, w in self.config.weights.items() if w]
         if self.config.fusion == "learned" and self.ranker is not None:
-            wanted = {f.split(":")[0] for f in self.ranker.features if ":" in f}
+            wanted = {f.split(":")[0] for f in self.ranker.features} & set(self.available_signals())
             names = sorted(set(names) | wanted)
         return names
 
