@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch==2.13.0 goes in the same pip command as everything that depends on it (else pip pulls a CUDA build).
 PIP_INSTALL := $(BIN)/python -m pip install --disable-pip-version-check -q -c requirements/constraints.txt torch==2.13.0
 
-.PHONY: demo test install install-test clean
+.PHONY: demo test install install-test artifacts clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,14 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+# Learned artifacts for workload 1 (git-ignored: trained, never committed). Reads the training data, not the repo.
+CASEFACTS ?= ../shared/data/stance/casefacts
+artifacts: $(VENV)/.installed
+	$(BIN)/citator train --corpus $(CASEFACTS)/corpus.jsonl \
+	  --queries $(CASEFACTS)/queries.jsonl --ground-truth $(CASEFACTS)/ground_truth.jsonl \
+	  --queries $(CASEFACTS)/queries_overruled.jsonl --ground-truth $(CASEFACTS)/ground_truth_overruled.jsonl \
+	  --out artifacts --epochs 3 --learning-rate 5e-5
 
 clean:
 	rm -rf $(VENV) .demo
