@@ -85,6 +85,10 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     results = searcher.search(all_queries, 10)
     assert validate_results(results, set(searcher.doc_ids), all_queries, 10) == []
     assert searcher._encoder is None  # the base encoder was never needed, so never loaded
+    # A cold run.sh (numpy query encoder) ranks exactly as the server (torch) does.
+    cold = StanceSearcher(index, cold=True)
+    assert type(cold.ft_encoder).__name__ == "NumpyBertEncoder"
+    assert [[d.doc_id for d in r.results] for r in cold.search(all_queries, 10)] == [[d.doc_id for d in r.results] for r in results]
 
 
 def test_train_and_dev_must_not_share_propositions(small_stance_set: dict[str, Path], tmp_path: Path) -> None:

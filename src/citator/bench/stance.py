@@ -100,7 +100,7 @@ def search(index_dir: Path, queries_path: Path, k: int = 10, use_server: bool = 
     if results is None:
         from citator.retrieve.searcher import StanceSearcher
 
-        results = StanceSearcher(index_dir).search(queries, k)
+        results = StanceSearcher(index_dir, cold=True).search(queries, k)
         how = "in-process"
     doc_ids = set(json.loads(manifest.path(index_dir, "doc_ids.json").read_text(encoding="utf-8")))
     problems = validate_results(results, doc_ids, queries, k)

@@ -55,3 +55,19 @@ def load_encoder(path: str | Path | None = None, device: str | None = None) -> E
     from citator.models.transformer_encoder import TransformerEncoder
 
     return TransformerEncoder(model_dir, device=device)
+
+
+def load_query_encoder(path: str | Path | None = None, cold: bool = False) -> Encoder:
+    """An encoder for the query side of a search.
+
+    `cold`: a one-off process (a run.sh without its server) gets the numpy backend when the directory is a BERT
+    model it runs exactly: importing torch and transformers would cost it about 5 s, more than encoding a batch
+    of queries takes. A long-lived process (the search server) keeps torch, whose kernels are faster.
+    """
+    model_dir = Path(path) if path is not None else default_encoder_path()
+    if cold:
+        from citator.models import numpy_bert
+
+        if numpy_bert.supports(model_dir):
+            return numpy_bert.NumpyBertEncoder(model_dir)
+    return load_encoder(model_dir)

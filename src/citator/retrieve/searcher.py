@@ -32,8 +32,9 @@ LEARNED_SIGNALS = ("ft_dense", *MEMORY_SIGNALS, "doc_embedding")
 class StanceSearcher:
     """Holds the index (mmap) and the encoders in memory; answers batches of queries."""
 
-    def __init__(self, index_dir: str | Path, encoder_path: str | Path | None = None) -> None:
-        from citator.models.encoder import load_encoder
+    def __init__(self, index_dir: str | Path, encoder_path: str | Path | None = None, cold: bool = False) -> None:
+        """`cold`: this process answers one batch and exits (encoders.load_query_encoder picks a light backend)."""
+        from citator.models.encoder import load_query_encoder
 
         self.index_dir = Path(index_dir).absolute()
         self.manifest: Manifest = read_manifest(self.index_dir)
@@ -48,6 +49,7 @@ class StanceSearcher:
         self.lexical_passage = LexicalIndex.load(path("lexical_passage"))
         self.dense = DenseIndex.load(path("dense.npy"))
         self._encoder_path = encoder_path or self.manifest.encoder_path
+        self._cold = cold
         self._encoder = None  # loaded on first use: with artifacts, the fine-tuned encoder may be all a search needs
         self.signals: dict[str, Signal] = {
             "bm25": lambda qs: self.lexical_doc.score_all([q.text for q in qs]),
@@ -68,7 +70,7 @@ class StanceSearcher:
             # The index copied the memory of these artifacts: a retrained encoder would not match it.
             if sha256_file(artifacts.root / "manifest.json") != self.manifest.artifacts_sha256:
                 raise IndexDirError(f"{artifacts.root} changed since {self.index_dir} was built; rebuild with build.sh")
-            self.ft_encoder = load_encoder(artifacts.encoder_dir)
+            self.ft_encoder = load_query_encoder(artifacts.encoder_dir, cold)
             self.memory = PropositionMemory.load(path("memory"))
             links = np.load(path("memory_links.npy"))
             self.memory_links = (links[0], links[1])
@@ -81,9 +83,9 @@ class StanceSearcher:
     @property
     def encoder(self):  # type: ignore[no-untyped-def]
         if self._encoder is None:
-            from citator.models.encoder import load_encoder
+            from citator.models.encoder import load_query_encoder
 
-            self._encoder = load_encoder(self._encoder_path)
+            self._encoder = load_query_encoder(self._encoder_path, self._cold)
         return self._encoder
 
     def _maxp(self, index: DenseIndex, encoder, queries: Sequence[Query]) -> np.ndarray:  # type: ignore[no-untyped-def]
