@@ -49,8 +49,9 @@ def candidate_features(
     year = years[candidates]
     known = ~np.isnan(year)
     # Centred on the query's candidates: only the relative age of a candidate can matter to its rank.
-    centre = np.nanmean(np.where(known, year, np.nan), axis=1, keepdims=True) if known.any() else 0.0
-    rel = np.where(known, (year - np.nan_to_num(centre, nan=0.0)) / 25.0, 0.0).astype(np.float32)
+    counts = known.sum(axis=1, keepdims=True)
+    centre = np.where(known, year, 0.0).sum(axis=1, keepdims=True) / np.maximum(counts, 1)
+    rel = np.where(known, (year - centre) / 25.0, 0.0).astype(np.float32)
     for stance in ("supported", "refuted"):
         flag = np.array([s == stance for s in stances], dtype=np.float32)[:, None]
         names.append(f"year_rel*{stance}")
