@@ -8,6 +8,7 @@ and the opposite-stance documents of the same proposition are all in the softmax
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import random
@@ -61,16 +62,20 @@ def finetune_query_encoder(
 
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
-    encoder = load_encoder(base_dir, device="cpu")
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    encoder = load_encoder(base_dir, device=device)
     is_instructed = type(encoder).__name__ == "Qwen3Encoder"
     if query_prefixes and not is_instructed:
         encoder.query_prefixes = dict(query_prefixes)
     model, tokenizer = encoder.model, encoder.tokenizer
-    model.train()
+    # Full fine-tuning keeps fp32 master weights; on a GPU the forward pass runs in bf16 under autocast.
+    model.float().train()
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device == "cuda" else contextlib.nullcontext()
     _freeze_bottom(model, config.frozen_layers)
-    passages = torch.from_numpy(np.asarray(passage_vectors, dtype=np.float32))
+    passages = torch.from_numpy(np.asarray(passage_vectors, dtype=np.float32)).to(device)
     n_docs = len(starts)
-    doc_of_passage = torch.from_numpy(np.repeat(np.arange(n_docs), np.diff(np.append(starts, len(passages)))))
+    doc_of_passage = torch.from_numpy(
+        np.repeat(np.arange(n_docs), np.diff(np.append(starts, len(passages))))).to(device)
     log_opposite = math.log(config.opposite_weight)
 
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate,
@@ -88,11 +93,12 @@ def finetune_query_encoder(
         for start in range(0, len(order), config.batch_size):
             batch = order[start : start + config.batch_size]
             tokens = tokenizer([encoder.format_query(e.text, e.stance) for e in batch], padding=True, truncation=True,
-                               max_length=config.query_max_length, return_tensors="pt")
-            hidden = model(**tokens).last_hidden_state
-            queries = F.normalize(encoder._pool(hidden, tokens["attention_mask"]), p=2, dim=-1)
+                               max_length=config.query_max_length, return_tensors="pt").to(device)
+            with autocast:
+                hidden = model(**tokens).last_hidden_state
+            queries = F.normalize(encoder._pool(hidden, tokens["attention_mask"]).float(), p=2, dim=-1)
             sims = queries @ passages.T  # (b, n_passages)
-            doc_logits = torch.full((len(batch), n_docs), -1e4).scatter_reduce(
+            doc_logits = torch.full((len(batch), n_docs), -1e4, device=device).scatter_reduce(
                 1, doc_of_passage.expand(len(batch), -1), sims, reduce="amax", include_self=False
             ) / config.temperature
             positive = torch.zeros_like(doc_logits, dtype=torch.bool)
