@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +32,17 @@ class Encoder(ABC):
     @abstractmethod
     def encode_queries(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """float32 array (n, dim), rows of unit length; the stance may shape the query side."""
+
+
+def encode_each_once(formatted: Sequence[str], encode: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+    """`encode` applied to the distinct strings only, rows returned in the order of `formatted`.
+
+    Query files repeat a proposition once per stance: identical formatted strings are encoded once.
+    """
+    unique = list(dict.fromkeys(formatted))
+    vectors = encode(unique)
+    row = {text: i for i, text in enumerate(unique)}
+    return vectors[[row[f] for f in formatted]] if formatted else vectors
 
 
 def default_encoder_path() -> Path:

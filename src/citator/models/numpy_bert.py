@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from citator.errors import ConfigError
-from citator.models.encoder import Encoder
-from citator.models.transformer_encoder import QUERY_FORMAT_FILE, read_pooling
+from citator.models.encoder import Encoder, encode_each_once
+from citator.models.transformer_encoder import read_pooling, read_query_prefixes
 
 SUPPORTED_TYPES = ("bert",)
 
@@ -50,10 +50,7 @@ class NumpyBertEncoder(Encoder):
         self.dim = int(cfg["hidden_size"])
         self.heads = int(cfg["num_attention_heads"])
         self.eps = float(cfg.get("layer_norm_eps", 1e-12))
-        extra = model_dir / QUERY_FORMAT_FILE
-        self.query_prefixes: dict[str, str] = (
-            json.loads(extra.read_text(encoding="utf-8"))["query_prefixes"] if extra.is_file() else {}
-        )
+        self.query_prefixes = read_query_prefixes(model_dir)
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.max_length)
@@ -143,10 +140,7 @@ class NumpyBertEncoder(Encoder):
 
     def encode_queries(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = 64) -> np.ndarray:
         formatted = [self.format_query(t, s) for t, s in zip(texts, stances)]
-        unique = list(dict.fromkeys(formatted))
-        vectors = self._encode(unique, batch_size)
-        row = {text: i for i, text in enumerate(unique)}
-        return vectors[[row[f] for f in formatted]] if formatted else vectors
+        return encode_each_once(formatted, lambda unique: self._encode(unique, batch_size))
 
 
 # Abramowitz & Stegun 7.1.26: |error| < 1.5e-7, about float32's resolution, in vectorised numpy passes (scipy's erf

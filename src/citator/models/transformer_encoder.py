@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from citator.models.encoder import Encoder
+from citator.models.encoder import Encoder, encode_each_once
 
 QUERY_FORMAT_FILE = "citator_query_format.json"
 
@@ -32,6 +32,12 @@ def read_pooling(model_dir: Path) -> tuple[str, int | None]:
     if st.is_file():
         max_len = json.loads(st.read_text(encoding="utf-8")).get("max_seq_length")
     return mode, max_len
+
+
+def read_query_prefixes(model_dir: Path) -> dict[str, str]:
+    """Per-stance query prefixes a fine-tuned directory carries (written by `citator train`); none otherwise."""
+    extra = model_dir / QUERY_FORMAT_FILE
+    return json.loads(extra.read_text(encoding="utf-8"))["query_prefixes"] if extra.is_file() else {}
 
 
 class TransformerEncoder(Encoder):
@@ -56,11 +62,7 @@ class TransformerEncoder(Encoder):
         self.max_length = max_length or st_max or 512
         self.model_id = f"{self.model.config.model_type}:{model_dir.name}"
         self.dim = int(self.model.config.hidden_size)
-        # A fine-tuned directory may carry its own per-stance query prefixes (written by `citator train`).
-        extra = model_dir / QUERY_FORMAT_FILE
-        self.query_prefixes: dict[str, str] = (
-            json.loads(extra.read_text(encoding="utf-8"))["query_prefixes"] if extra.is_file() else {}
-        )
+        self.query_prefixes = read_query_prefixes(model_dir)
 
     def format_query(self, text: str, stance: str) -> str:
         return self.query_prefixes.get(stance, "") + text
@@ -104,9 +106,5 @@ class TransformerEncoder(Encoder):
         return self._encode([self.format_document(t) for t in texts], batch_size, progress)
 
     def encode_queries(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = 64) -> np.ndarray:
-        # Query files repeat a proposition once per stance; identical formatted strings are encoded once.
         formatted = [self.format_query(t, s) for t, s in zip(texts, stances)]
-        unique = list(dict.fromkeys(formatted))
-        vectors = self._encode(unique, batch_size)
-        row = {text: i for i, text in enumerate(unique)}
-        return vectors[[row[f] for f in formatted]] if formatted else vectors
+        return encode_each_once(formatted, lambda unique: self._encode(unique, batch_size))
