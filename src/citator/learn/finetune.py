@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from citator.retrieve.passages import document_of_passage
+
 
 @dataclass(frozen=True)
 class QueryExample:
@@ -74,8 +76,7 @@ def finetune_query_encoder(
     _freeze_bottom(model, config.frozen_layers)
     passages = torch.from_numpy(np.asarray(passage_vectors, dtype=np.float32)).to(device)
     n_docs = len(starts)
-    doc_of_passage = torch.from_numpy(
-        np.repeat(np.arange(n_docs), np.diff(np.append(starts, len(passages))))).to(device)
+    doc_of_passage = torch.from_numpy(document_of_passage(starts, len(passages))).to(device)
     log_opposite = math.log(config.opposite_weight)
 
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate,

@@ -9,6 +9,12 @@ import numpy as np
 FAISS_THRESHOLD = 1_000_000
 
 
+def normalise_rows(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length; all-zero rows stay zero."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
 class DenseIndex:
     """Unit vectors as a .npy file (float16 on disk to halve the size; scored in float32)."""
 

@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from citator.data.atomic import write_jsonl_atomic
+from citator.retrieve.dense import normalise_rows
 from citator.retrieve.memory import match_documents
+from citator.retrieve.passages import document_of_passage
 
 DELTAS = "document_deltas.npy"
 DOCUMENTS = "document_deltas.jsonl"
@@ -22,11 +24,9 @@ DOCUMENTS = "document_deltas.jsonl"
 
 def base_document_vectors(passage_vectors: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Each document's normalised mean passage vector (the starting point of its learned vector)."""
-    n_docs = len(starts)
-    doc_of_passage = np.repeat(np.arange(n_docs), np.diff(np.append(starts, len(passage_vectors))))
-    out = np.zeros((n_docs, passage_vectors.shape[1]), dtype=np.float32)
-    np.add.at(out, doc_of_passage, np.asarray(passage_vectors, dtype=np.float32))
-    return _normalise(out)
+    out = np.zeros((len(starts), passage_vectors.shape[1]), dtype=np.float32)
+    np.add.at(out, document_of_passage(starts, len(passage_vectors)), np.asarray(passage_vectors, dtype=np.float32))
+    return normalise_rows(out)
 
 
 def learned_document_vectors(base: np.ndarray, deltas: np.ndarray, rows: Sequence[int]) -> np.ndarray:
@@ -35,7 +35,7 @@ def learned_document_vectors(base: np.ndarray, deltas: np.ndarray, rows: Sequenc
     out = np.array(base, dtype=np.float32, copy=True)
     has = rows >= 0
     out[has] += deltas[rows[has]]
-    return _normalise(out)
+    return normalise_rows(out)
 
 
 def save_deltas(directory: Path, doc_ids: Sequence[str], titles: Sequence[str], deltas: np.ndarray) -> None:
@@ -57,8 +57,3 @@ def apply_deltas(directory: Path, doc_ids: Sequence[str], titles: Sequence[str],
         if i >= 0:
             row_of_doc[i] = row
     return learned_document_vectors(base, deltas, row_of_doc)
-
-
-def _normalise(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)

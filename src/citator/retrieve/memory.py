@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from citator.data.atomic import write_jsonl_atomic
+from citator.retrieve.dense import normalise_rows
 
 
 @dataclass(frozen=True)
@@ -145,5 +146,4 @@ def document_centroids(memory: PropositionMemory, links: tuple[np.ndarray, np.nd
     rows, cols = links
     centroids = np.zeros((n_docs, memory.vectors.shape[1]), dtype=np.float32)
     np.add.at(centroids, cols, memory.vectors[rows])
-    norms = np.linalg.norm(centroids, axis=1, keepdims=True)
-    return np.divide(centroids, norms, out=np.zeros_like(centroids), where=norms > 0)
+    return normalise_rows(centroids)

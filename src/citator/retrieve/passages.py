@@ -39,6 +39,11 @@ def passage_layout(titles: Sequence[str], texts: Sequence[str], spec: PassageSpe
     return passages, starts
 
 
+def document_of_passage(starts: np.ndarray, n_passages: int) -> np.ndarray:
+    """The document index of every passage, from the documents' first-passage indices."""
+    return np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n_passages)))
+
+
 def max_per_document(passage_scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """MaxP: each document's best passage score (passages of a document are contiguous)."""
     return np.maximum.reduceat(passage_scores, starts, axis=-1)

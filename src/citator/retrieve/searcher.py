@@ -15,7 +15,7 @@ from citator.retrieve.dense import DenseIndex
 from citator.retrieve.fusion import interpolate, rrf, top_k
 from citator.retrieve.index_dir import Manifest, read_manifest
 from citator.retrieve.lexical import LexicalIndex
-from citator.retrieve.passages import max_per_document
+from citator.retrieve.passages import document_of_passage, max_per_document
 from citator.retrieve.ranker import LinearRanker, candidate_features, doc_years
 
 # A signal maps a batch of queries to a (n_queries, n_docs) score matrix.
@@ -43,8 +43,7 @@ class StanceSearcher:
         self.doc_ids: list[str] = json.loads(path("doc_ids.json").read_text(encoding="utf-8"))
         self.years = doc_years(self.doc_ids)
         self.passage_starts = np.load(path("passage_starts.npy"))
-        self.doc_of_passage = np.repeat(np.arange(len(self.passage_starts)),
-                                        np.diff(np.append(self.passage_starts, self.manifest.n_passages)))
+        self.doc_of_passage = document_of_passage(self.passage_starts, self.manifest.n_passages)
         self.lexical_doc = LexicalIndex.load(path("lexical_doc"))
         self.lexical_passage = LexicalIndex.load(path("lexical_passage"))
         self.dense = DenseIndex.load(path("dense.npy"))
@@ -54,7 +53,7 @@ class StanceSearcher:
         self.signals: dict[str, Signal] = {
             "bm25": lambda qs: self.lexical_doc.score_all([q.text for q in qs]),
             "bm25_maxp": lambda qs: max_per_document(self.lexical_passage.score_all([q.text for q in qs]), self.passage_starts),
-            "dense": lambda qs: self._maxp(self.dense, self.encoder, qs),
+            "dense": lambda qs: self._dense_maxp(self.encoder.encode_queries([q.text for q in qs], [q.stance for q in qs])),
         }
         self.ranker: LinearRanker | None = None
         self.doc_vectors: np.ndarray | None = None
@@ -88,11 +87,9 @@ class StanceSearcher:
             self._encoder = load_query_encoder(self._encoder_path, self._cold)
         return self._encoder
 
-    def _maxp(self, index: DenseIndex, encoder, queries: Sequence[Query]) -> np.ndarray:  # type: ignore[no-untyped-def]
-        vectors = encoder.encode_queries([q.text for q in queries], [q.stance for q in queries])
-        return self._maxp_vectors(index, vectors)
-
-    def _maxp_vectors(self, index: DenseIndex, vectors: np.ndarray) -> np.ndarray:
+    def _dense_maxp(self, vectors: np.ndarray) -> np.ndarray:
+        """MaxP of query vectors against the passage vectors (base or fine-tuned queries search the same ones)."""
+        index = self.dense
         if index.size <= dense_module.FAISS_THRESHOLD:
             return max_per_document(index.score_all(vectors), self.passage_starts)
         # Millions of passages: faiss finds each query's best passages; other documents get the cosine floor.
@@ -114,7 +111,7 @@ class StanceSearcher:
         out: dict[str, np.ndarray] = {}
         if "ft_dense" in names:
             # The fine-tuned encoder is query-side only: it searches the base passage vectors.
-            out["ft_dense"] = self._maxp_vectors(self.dense, vectors)
+            out["ft_dense"] = self._dense_maxp(vectors)
         if "doc_embedding" in names and self.doc_vectors is not None:
             out["doc_embedding"] = vectors @ self.doc_vectors.T
         if any(name in MEMORY_SIGNALS for name in names):
