@@ -1,4 +1,4 @@
-"""Proposition memory votes and links; the linear ranker learns, saves and refuses foreign features."""
+"""Proposition memory votes and links; the linear and LambdaMART rankers learn, save and refuse foreign features."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citator.learn.ranker_fit import fit_linear_ranker
+from citator.errors import ConfigError
+from citator.learn.ranker_fit import fit_lambdamart, fit_linear_ranker
 from citator.retrieve.memory import MemoryEntry, PropositionMemory, citation_counts, memory_signals
-from citator.retrieve.ranker import LinearRanker, candidate_features, doc_years
+from citator.retrieve.ranker import LinearRanker, TreeRanker, candidate_features, doc_years, load_ranker
 
 
 def unit(*rows: list[float]) -> np.ndarray:
@@ -77,6 +78,48 @@ def test_ranker_learns_the_informative_feature_and_round_trips(tmp_path: Path) -
     assert np.allclose(swapped, ranker.score(["good", "noise"], x))
     with pytest.raises(ValueError, match="feature mismatch"):
         ranker.score(["noise"], x[..., 1:])
+
+
+def test_lambdamart_learns_what_a_linear_ranker_cannot_and_round_trips(tmp_path: Path) -> None:
+    # The relevant candidate is the one whose `mid` is nearest 0.5: no linear weight can express that.
+    rng = np.random.default_rng(1)
+    nq, nc = 400, 20
+    mid = rng.random((nq, nc)).astype(np.float32)
+    noise = rng.random((nq, nc)).astype(np.float32)
+    y = (np.abs(mid - 0.5) == np.abs(mid - 0.5).min(axis=1, keepdims=True)).astype(np.float32)
+    x = np.stack([mid, noise], axis=-1)
+    fit, held = slice(0, 300), slice(300, None)
+
+    def hit_rate(ranker) -> float:  # type: ignore[no-untyped-def]
+        top = np.argmax(ranker.score(["mid", "noise"], x[held]), axis=1)
+        return float(y[held][np.arange(len(top)), top].mean())
+
+    trees = fit_lambdamart(["mid", "noise"], x[fit], y[fit], trees=100, min_leaf=20)
+    assert hit_rate(trees) > 0.6 and hit_rate(fit_linear_ranker(["mid", "noise"], x[fit], y[fit])) < 0.3
+    trees.save(tmp_path / "r.json")
+    loaded = load_ranker(tmp_path / "r.json")
+    assert isinstance(loaded, TreeRanker) and loaded == trees
+    assert np.array_equal(loaded.score(["mid", "noise"], x), trees.score(["mid", "noise"], x))
+    # By name, as the linear ranker: another column order gives the same scores; a missing feature is refused.
+    assert np.array_equal(trees.score(["noise", "mid"], x[..., ::-1]), trees.score(["mid", "noise"], x))
+    with pytest.raises(ValueError, match="feature mismatch"):
+        trees.score(["noise"], x[..., 1:])
+    # Deterministic: the same data fit twice give the same model.
+    assert fit_lambdamart(["mid", "noise"], x[fit], y[fit], trees=100, min_leaf=20).model == trees.model
+
+
+def test_load_ranker_reads_both_kinds_and_names_the_bad_field(tmp_path: Path) -> None:
+    linear = LinearRanker(("a",), (0.0,), (1.0,), (2.0,), 0.5)
+    linear.save(tmp_path / "linear.json")
+    assert load_ranker(tmp_path / "linear.json") == linear
+    (tmp_path / "old.json").write_text('{"features": ["a"], "mean": [0], "scale": [1], "weights": [2], "bias": 0.5}')
+    assert load_ranker(tmp_path / "old.json") == linear  # written before rankers had a kind
+    (tmp_path / "odd.json").write_text('{"kind": "forest", "features": []}')
+    with pytest.raises(ConfigError, match='odd.json: field "kind": unknown ranker kind'):
+        load_ranker(tmp_path / "odd.json")
+    (tmp_path / "cut.json").write_text('{"kind": "lambdamart", "features": ["a"]')
+    with pytest.raises(ConfigError, match="cut.json: not a ranker file"):
+        load_ranker(tmp_path / "cut.json")
 
 
 def test_candidate_features_year_is_relative_and_stance_gated() -> None:

@@ -11,7 +11,7 @@ import pytest
 from citator.data import read_queries, validate_results
 from citator.errors import CitatorError
 from citator.learn.finetune import FinetuneConfig, QueryExample, finetune_query_encoder
-from citator.learn.train import load_labeled
+from citator.learn.train import load_labeled, proposition_folds
 
 
 def test_query_finetuning_lowers_the_loss(tiny_qwen3_embedding_dir: Path, tmp_path: Path) -> None:
@@ -56,7 +56,14 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     manifest = json.loads((art / "manifest.json").read_text())
     assert manifest["fusion"] in ("interpolate", "learned")
     assert set(manifest["dev_ndcg@10"]) >= {"bm25", "dense", "ft_dense", "memory_max", "doc_embedding",
-                                            "learned fusion (2-fold CV on dev)"}
+                                            "learned fusion (2-fold CV on dev)",
+                                            "LambdaMART (fitted on train, out-of-fold)"}
+    assert manifest["ranker"] in ("none", "linear", "lambdamart")
+    # The out-of-fold features came from encoders fine-tuned without their fold (on other examples than the full one).
+    full = json.loads((art / "encoder" / "citator_finetune.json").read_text())
+    for f in (0, 1):
+        fold = json.loads((art / "work" / "folds" / f"fold-{f}" / "encoder" / "citator_finetune.json").read_text())
+        assert fold["examples_sha256"] != full["examples_sha256"]
     assert "dense" not in manifest["weights"]  # superseded by ft_dense: searches encode each query once
     assert (art / "encoder" / "citator_query_format.json").is_file() and (art / "ranker.json").is_file()
     assert not (art / "work" / "dev-index").exists()
@@ -89,6 +96,20 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     cold = StanceSearcher(index, cold=True)
     assert type(cold.ft_encoder).__name__ == "NumpyBertEncoder"
     assert [[d.doc_id for d in r.results] for r in cold.search(all_queries, 10)] == [[d.doc_id for d in r.results] for r in results]
+
+
+def test_proposition_folds_keep_a_propositions_stances_together() -> None:
+    from citator.data import Query
+
+    queries = [Query(f"p{i}:{s}", f"text {i}", s, extra={"proposition_id": f"p{i}"})
+               for i in range(40) for s in ("supported", "refuted", "all")]
+    folds = proposition_folds(queries, 2)
+    by_prop: dict[str, set[int]] = {}
+    for q, f in zip(queries, folds):
+        by_prop.setdefault(q.extra["proposition_id"], set()).add(int(f))
+    assert all(len(v) == 1 for v in by_prop.values())
+    assert set(folds.tolist()) == {0, 1}
+    assert proposition_folds(queries, 2).tolist() == folds.tolist()  # the same in every process (no salted hash)
 
 
 def test_train_and_dev_must_not_share_propositions(small_stance_set: dict[str, Path], tmp_path: Path) -> None:

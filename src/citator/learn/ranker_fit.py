@@ -1,4 +1,4 @@
-"""Fit the linear ranker: L2-regularised logistic regression, every query weighted equally."""
+"""Fit the learned fusion: a linear ranker (L2-regularised logistic regression) or LambdaMART (LightGBM)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.optimize import minimize
 
-from citator.retrieve.ranker import LinearRanker
+from citator.retrieve.ranker import LinearRanker, TreeRanker
 
 
 def fit_linear_ranker(
@@ -41,3 +41,30 @@ def fit_linear_ranker(
     w = result.x
     return LinearRanker(tuple(names), tuple(mean.tolist()), tuple(scale.tolist()), tuple(w[:-1].tolist()),
                         float(w[-1]), candidates)
+
+
+def fit_lambdamart(
+    names: Sequence[str], x: np.ndarray, y: np.ndarray, candidates: int = 200, trees: int = 300, leaves: int = 15,
+    learning_rate: float = 0.05, min_leaf: int = 50, seed: int = 13,
+) -> TreeRanker:
+    """x: (n_queries, n_candidates, n_features), y: (n_queries, n_candidates) in {0, 1}; queries with no relevant
+    candidate teach a ranking nothing and are left out. Deterministic for a given input and seed."""
+    import lightgbm
+
+    keep = y.sum(axis=1) > 0
+    if not keep.any():
+        raise ValueError("no query has a relevant document among its candidates")
+    nq, nc, nf = x[keep].shape
+    data = lightgbm.Dataset(x[keep].reshape(-1, nf).astype(np.float64), label=y[keep].reshape(-1).astype(np.int32),
+                            group=[nc] * nq, feature_name=[_lgb_name(n) for n in names], free_raw_data=True)
+    params = {"objective": "lambdarank", "lambdarank_truncation_level": 20, "num_leaves": leaves,
+              "learning_rate": learning_rate, "min_data_in_leaf": min_leaf, "seed": seed, "deterministic": True,
+              "force_row_wise": True, "num_threads": 0, "verbosity": -1}
+    booster = lightgbm.train(params, data, num_boost_round=trees)
+    return TreeRanker(tuple(names), booster.model_to_string(), candidates)
+
+
+def _lgb_name(name: str) -> str:
+    """LightGBM refuses JSON's special characters (":" among them) in feature names; the model text keeps these
+    only for reading: the ranker selects its columns by our own names."""
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)

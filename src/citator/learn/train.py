@@ -11,20 +11,20 @@ import shutil
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from itertools import product
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from citator.data import Qrels, Query, read_corpus, read_ground_truth, read_queries, write_json_atomic
+from citator.data import Document, Qrels, Query, read_corpus, read_ground_truth, read_queries, write_json_atomic
 from citator.errors import CitatorError
 from citator.evaluate import evaluate
 from citator.learn.doc_embedding import fit_document_deltas
 from citator.learn.finetune import FinetuneConfig, QueryExample, finetune_query_encoder
 from citator.learn.pairs import QUERY_PREFIXES, query_examples
-from citator.learn.ranker_fit import fit_linear_ranker
+from citator.learn.ranker_fit import fit_lambdamart, fit_linear_ranker
 from citator.retrieve.artifacts import FORMAT, read_artifacts
 from citator.retrieve.doc_embedding import base_document_vectors, save_deltas
 from citator.retrieve.fusion import interpolate, top_k
@@ -123,7 +123,7 @@ def train(
     work.mkdir(exist_ok=True)
     timings: dict[str, float] = {}
 
-    # 1. Passage vectors of the base encoder (the frozen document side), then fine-tune the query side.
+    # 1. Passage vectors of the base encoder (the frozen document side).
     t = time.monotonic()
     base = load_encoder(base_encoder)
     passages, starts = passage_layout([d.title for d in docs], [d.text for d in docs], PassageSpec())
@@ -136,51 +136,28 @@ def train(
     else:
         passage_vectors = base.encode_documents(passages, progress=progress)
         np.save(cache, passage_vectors)
-    examples = query_examples(train_q, train_qrels, doc_ids)
     timings["passage_vectors_seconds"] = time.monotonic() - t
-    t = time.monotonic()
-    encoder_dir = out / "encoder"
-    # An encoder that an earlier run finished from the very same inputs and settings is reused (resume).
-    stamp = {"base_encoder_id": base.model_id, "finetune": asdict(finetune), "query_prefixes": QUERY_PREFIXES,
-             "corpus_sha256": sha256_file(corpus), "examples_sha256": _examples_hash(examples)}
-    finetune_stats = _finished_encoder(encoder_dir, stamp)
-    if finetune_stats is None:
-        if encoder_dir.exists():
-            shutil.rmtree(encoder_dir)
-        finetune_stats = finetune_query_encoder(base_encoder, examples, passage_vectors, starts, encoder_dir, finetune,
-                                                progress, query_prefixes=QUERY_PREFIXES)
-        write_json_atomic(encoder_dir / FINETUNE_STAMP, {**stamp, "stats": finetune_stats})
-    elif progress:
-        print(f"reusing the fine-tuned encoder in {encoder_dir} (same inputs and settings)", file=sys.stderr)
-    timings["finetune_seconds"] = time.monotonic() - t
+    fitting = _Fitting(corpus, docs, base_encoder, base.model_id, passage_vectors, starts, finetune, progress)
 
-    # 2. Proposition memory under the fine-tuned encoder (stance-neutral form, as the searcher queries it).
+    # 2-3. The fine-tuned query encoder, the proposition memory and the learned document vectors, from all of train.
     t = time.monotonic()
-    ft = load_encoder(encoder_dir)
-    entries = memory_entries(train_q, train_qrels, {d.doc_id: d.title for d in docs})
-    vectors = ft.encode_queries([e.text for e in entries], ["all"] * len(entries))
-    PropositionMemory(entries, vectors).save(out / "memory")
-    timings["memory_seconds"] = time.monotonic() - t
-
-    # 3. Learned document vectors: the base vectors moved towards the training queries that cite them.
-    t = time.monotonic()
-    query_vectors = ft.encode_queries([e.text for e in examples], [e.stance for e in examples])
-    deltas, doc_stats = fit_document_deltas(query_vectors, [e.positives for e in examples],
-                                            base_document_vectors(passage_vectors, starts), progress=progress)
-    save_deltas(out / "memory", doc_ids, [d.title for d in docs], deltas)
-    timings["document_vectors_seconds"] = time.monotonic() - t
+    parts = fitting.fit(train_q, train_qrels, out / "encoder")
+    parts.memory.save(out / "memory")
+    save_deltas(out / "memory", doc_ids, [d.title for d in docs], parts.deltas)
+    timings.update({f"{k}_seconds": v for k, v in parts.seconds.items()})
+    entries, examples = parts.memory.entries, parts.examples
 
     manifest: dict[str, Any] = {
         "format": FORMAT, "complete": False, "fusion": "interpolate", "weights": {"ft_dense": 1.0, "memory_max": 0.5},
         "base_encoder": str(base_encoder), "base_encoder_id": base.model_id,
-        "finetune": asdict(finetune), "finetune_stats": finetune_stats, "document_vectors": doc_stats,
+        "finetune": asdict(finetune), "finetune_stats": parts.finetune_stats, "document_vectors": parts.doc_stats,
         "training": {"corpus_sha256": sha256_file(corpus), "train_queries": len(train_q), "examples": len(examples),
                      "memory_entries": len(entries), "dev_queries": len(dev_q),
                      "inputs": [[str(q), sha256_file(q), str(g), sha256_file(g)] for q, g in list(train_sets) + list(dev_sets)]},
     }
     write_json_atomic(out / "manifest.json", manifest)
 
-    # 4. Tune the interpolation and fit the ranker on dev, with a dev index built from these artifacts.
+    # 4. Tune the interpolation on dev, with a dev index built from these artifacts; then the learned rankers.
     t = time.monotonic()
     index = work / "dev-index"
     build_index(corpus, index, base_encoder, progress=progress, artifacts=read_artifacts(out, allow_incomplete=True),
@@ -195,19 +172,153 @@ def train(
     signals.pop("dense")
     weights, tuned = tune_weights(signals, dev_qrels, dev_q, doc_ids)
     dev_scores["interpolation (tuned on dev)"] = tuned
-    learned, cv = fit_ranker_cv(signals, dev_q, dev_qrels, searcher, weights)
-    dev_scores["learned fusion (2-fold CV on dev)"] = cv
-    manifest["weights"] = weights
-    manifest["fusion"] = "learned" if cv > tuned else "interpolate"
-    learned.save(out / "ranker.json")
-    manifest["dev_ndcg@10"] = dev_scores
     timings["fusion_seconds"] = time.monotonic() - t
+    # (a) A linear ranker fitted on dev itself (scored by 2-fold cross-validation on dev).
+    linear, cv = fit_ranker_cv(signals, dev_q, dev_qrels, searcher, weights)
+    dev_scores["learned fusion (2-fold CV on dev)"] = cv
+    # (b) LambdaMART fitted on train, on features that parts fitted without each query's fold give it (as they
+    # will be for unseen queries); scored on all of dev, which it never saw.
+    t = time.monotonic()
+    names, x, y = out_of_fold_features(fitting, searcher, train_q, train_qrels, list(signals), weights, work / "folds")
+    timings["out_of_fold_seconds"] = time.monotonic() - t
+    t = time.monotonic()
+    lambdamart = fit_lambdamart(names, x, y)
+    timings["lambdamart_seconds"] = time.monotonic() - t
+    dev_scores["LambdaMART (fitted on train, out-of-fold)"] = _ranker_ndcg(lambdamart, signals, dev_q, dev_qrels,
+                                                                          searcher, weights)
+    # The best of the three on dev is used; the others are reported.
+    choice = max([("interpolate", tuned, None), ("learned", cv, linear), ("learned", dev_scores[
+        "LambdaMART (fitted on train, out-of-fold)"], lambdamart)], key=lambda c: c[1])
+    manifest["weights"] = weights
+    manifest["fusion"] = choice[0]
+    manifest["ranker"] = "none" if choice[2] is None else ("linear" if choice[2] is linear else "lambdamart")
+    (choice[2] or linear).save(out / "ranker.json")
+    manifest["dev_ndcg@10"] = dev_scores
     timings["total_seconds"] = time.monotonic() - started
     manifest["timings"] = timings
     manifest["complete"] = True
     write_json_atomic(out / "manifest.json", manifest)
     shutil.rmtree(index, ignore_errors=True)
     return manifest
+
+
+@dataclass
+class Parts:
+    """What training learns from one set of labeled queries (all of train, or all but one fold)."""
+
+    encoder_dir: Path
+    finetune_stats: dict[str, float]
+    memory: PropositionMemory
+    examples: list[QueryExample]
+    deltas: np.ndarray
+    doc_stats: dict[str, float]
+    seconds: dict[str, float]
+
+
+@dataclass
+class _Fitting:
+    """The fixed inputs of fitting parts: corpus, base encoder, its passage vectors, the fine-tuning settings."""
+
+    corpus: Path
+    docs: list[Document]
+    base_encoder: Path
+    base_id: str
+    passage_vectors: np.ndarray
+    starts: np.ndarray
+    finetune: FinetuneConfig
+    progress: bool
+
+    def fit(self, queries: Sequence[Query], qrels: Qrels, encoder_dir: Path) -> Parts:
+        from citator.models.encoder import load_encoder
+
+        doc_ids = [d.doc_id for d in self.docs]
+        seconds: dict[str, float] = {}
+        t = time.monotonic()
+        examples = query_examples(queries, qrels, doc_ids)
+        # An encoder that an earlier run finished from the very same inputs and settings is reused (resume).
+        stamp = {"base_encoder_id": self.base_id, "finetune": asdict(self.finetune), "query_prefixes": QUERY_PREFIXES,
+                 "corpus_sha256": sha256_file(self.corpus), "examples_sha256": _examples_hash(examples)}
+        stats = _finished_encoder(encoder_dir, stamp)
+        if stats is None:
+            if encoder_dir.exists():
+                shutil.rmtree(encoder_dir)
+            stats = finetune_query_encoder(self.base_encoder, examples, self.passage_vectors, self.starts, encoder_dir,
+                                           self.finetune, self.progress, query_prefixes=QUERY_PREFIXES)
+            write_json_atomic(encoder_dir / FINETUNE_STAMP, {**stamp, "stats": stats})
+        elif self.progress:
+            print(f"reusing the fine-tuned encoder in {encoder_dir} (same inputs and settings)", file=sys.stderr)
+        seconds["finetune"] = time.monotonic() - t
+
+        # The proposition memory under the fine-tuned encoder (stance-neutral form).
+        t = time.monotonic()
+        ft = load_encoder(encoder_dir)
+        entries = memory_entries(queries, qrels, {d.doc_id: d.title for d in self.docs})
+        memory = PropositionMemory(entries, ft.encode_queries([e.text for e in entries], ["all"] * len(entries)))
+        seconds["memory"] = time.monotonic() - t
+
+        # Learned document vectors: the base vectors moved towards the training queries that cite them.
+        t = time.monotonic()
+        query_vectors = ft.encode_queries([e.text for e in examples], [e.stance for e in examples])
+        deltas, doc_stats = fit_document_deltas(query_vectors, [e.positives for e in examples],
+                                                base_document_vectors(self.passage_vectors, self.starts),
+                                                progress=self.progress)
+        seconds["document_vectors"] = time.monotonic() - t
+        return Parts(encoder_dir, stats, memory, examples, deltas, doc_stats, seconds)
+
+
+def out_of_fold_features(
+    fitting: _Fitting, searcher, queries: Sequence[Query], qrels: Qrels, signal_names: Sequence[str],  # type: ignore[no-untyped-def]
+    weights: dict[str, float], work: Path, folds: int = 2, candidates: int = 200,
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Ranker features for every training query from parts fitted on the other folds (split by proposition).
+
+    Parts fitted on a query itself would flatter every learned signal (its own proposition in the memory, its
+    own documents pulled towards it); out of fold, the features look as they will for an unseen query.
+    Returns (names, x (n_queries, candidates, n_features), y (n_queries, candidates)).
+    """
+    from citator.retrieve.doc_embedding import learned_document_vectors
+    from citator.retrieve.memory import citation_counts
+    from citator.retrieve.searcher import learned_signals
+    from citator.models.encoder import load_encoder
+
+    doc_ids, titles = searcher.doc_ids, [d.title for d in fitting.docs]
+    fold_of = proposition_folds(queries, folds)
+    names: list[str] = []
+    xs, ys = [], []
+    for f in range(folds):
+        held = [q for q, k in zip(queries, fold_of) if k == f]
+        if not held:
+            continue
+        parts = fitting.fit([q for q, k in zip(queries, fold_of) if k != f], qrels, work / f"fold-{f}" / "encoder")
+        links = parts.memory.link(doc_ids, titles)
+        doc_vectors = learned_document_vectors(base_document_vectors(fitting.passage_vectors, fitting.starts),
+                                               parts.deltas, np.arange(len(doc_ids)))
+        stances = [q.stance for q in held]
+        signals = searcher.signal_matrices(held, [n for n in signal_names if n in searcher.signals])
+        vectors = load_encoder(parts.encoder_dir).encode_queries([q.text for q in held], stances)
+        signals.update(learned_signals(vectors, stances, signal_names, searcher._dense_maxp, parts.memory, links,
+                                       doc_vectors, len(doc_ids)))
+        cand, _ = top_k(interpolate(signals, weights), candidates)
+        names, x = candidate_features(signals, stances, searcher.years, cand,
+                                      citations=citation_counts(parts.memory, links, len(doc_ids)))
+        xs.append(x)
+        ys.append(_labels(held, qrels, doc_ids, cand))
+    return names, np.concatenate(xs), np.concatenate(ys)
+
+
+def _labels(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[str], cand: np.ndarray) -> np.ndarray:
+    return np.array([[1.0 if doc_ids[c] in qrels.relevant(q.query_id) else 0.0 for c in row]
+                     for q, row in zip(queries, cand)])
+
+
+def _ranker_ndcg(ranker, signals, queries, qrels, searcher, weights) -> float:  # type: ignore[no-untyped-def]
+    """NDCG@10 on `queries` of `ranker` reordering the interpolation's top candidates."""
+    cand, _ = top_k(interpolate(signals, weights), ranker.candidates)
+    names, x = candidate_features(signals, [q.stance for q in queries], searcher.years, cand,
+                                  citations=searcher.citations)
+    order = np.argsort(-ranker.score(names, x), axis=1, kind="stable")[:, :10]
+    run = {q.query_id: [searcher.doc_ids[cand[i, j]] for j in row] for i, (q, row) in enumerate(zip(queries, order))}
+    return evaluate(qrels, run, ["ndcg@10"], [q.query_id for q in queries])["ndcg@10"]
 
 
 FINETUNE_STAMP = "citator_finetune.json"
@@ -236,10 +347,8 @@ def fit_ranker_cv(signals: dict[str, np.ndarray], queries: Sequence[Query], qrel
     names, x = candidate_features(signals, [q.stance for q in queries], searcher.years, cand,
                                   citations=searcher.citations)
     doc_ids = searcher.doc_ids
-    y = np.array([[1.0 if doc_ids[c] in qrels.relevant(q.query_id) else 0.0 for c in row] for q, row in zip(queries, cand)])
-    props = [_proposition(q) for q in queries]
-    # Split by proposition so that a proposition's stances never sit on both sides.
-    fold = np.array([_stable_hash(p) % 2 for p in props])
+    y = _labels(queries, qrels, doc_ids, cand)
+    fold = proposition_folds(queries, 2)
     runs: dict[str, list[str]] = {}
     for f in (0, 1):
         fit = fold != f
@@ -250,6 +359,11 @@ def fit_ranker_cv(signals: dict[str, np.ndarray], queries: Sequence[Query], qrel
             runs[queries[qi].query_id] = [doc_ids[cand[qi, j]] for j in row]
     cv = evaluate(qrels, runs, ["ndcg@10"], [q.query_id for q in queries])["ndcg@10"]
     return fit_linear_ranker(names, x, y), cv
+
+
+def proposition_folds(queries: Sequence[Query], folds: int) -> np.ndarray:
+    """A fold per query, by proposition: a proposition's stances never sit on both sides of a split."""
+    return np.array([_stable_hash(_proposition(q)) % folds for q in queries], dtype=np.int64)
 
 
 def _stable_hash(text: str) -> int:

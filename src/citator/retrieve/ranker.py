@@ -1,11 +1,15 @@
-"""The learned fusion: a linear (logistic) model over per-candidate features, applied to the top candidates."""
+"""The learned fusion: a model over per-candidate features, applied to the interpolation's top candidates.
+
+Two kinds share one file format (`ranker.json`, with a "kind"): a linear (logistic) model, and LambdaMART
+(gradient-boosted trees trained by LightGBM, kept in LightGBM's own text format inside the JSON).
+"""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -90,10 +94,58 @@ class LinearRanker:
         return z @ np.asarray(self.weights, dtype=np.float32) + self.bias
 
     def save(self, path: Path) -> None:
-        write_json_atomic(path, self.__dict__)
+        write_json_atomic(path, {"kind": "linear", **self.__dict__})
 
     @classmethod
     def load(cls, path: Path) -> LinearRanker:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        return cls._from_json(json.loads(path.read_text(encoding="utf-8")))
+
+    @classmethod
+    def _from_json(cls, obj: dict) -> LinearRanker:  # type: ignore[type-arg]
         return cls(tuple(obj["features"]), tuple(obj["mean"]), tuple(obj["scale"]), tuple(obj["weights"]),
                    float(obj["bias"]), int(obj.get("candidates", 200)))
+
+
+@dataclass(frozen=True)
+class TreeRanker:
+    """LambdaMART: a LightGBM model (its text format) over the named features; the score is its raw output."""
+
+    features: tuple[str, ...]
+    model: str
+    candidates: int = 200
+    _booster: list = field(default_factory=list, init=False, repr=False, compare=False)  # type: ignore[type-arg]
+
+    def score(self, names: Sequence[str], x: np.ndarray) -> np.ndarray:
+        missing = [f for f in self.features if f not in names]
+        if missing:
+            raise ValueError(f"feature mismatch: ranker wants {missing}, which are not among {tuple(names)}")
+        x = x[..., [list(names).index(f) for f in self.features]]
+        if not self._booster:
+            import lightgbm
+
+            self._booster.append(lightgbm.Booster(model_str=self.model))
+        flat = np.ascontiguousarray(x.reshape(-1, len(self.features)), dtype=np.float64)
+        return np.asarray(self._booster[0].predict(flat, raw_score=True), dtype=np.float32).reshape(x.shape[:-1])
+
+    def save(self, path: Path) -> None:
+        write_json_atomic(path, {"kind": "lambdamart", "features": list(self.features), "candidates": self.candidates,
+                                 "model": self.model})
+
+
+Ranker = LinearRanker | TreeRanker
+
+
+def load_ranker(path: Path) -> Ranker:
+    """Either kind, by the file's "kind" (files written before LambdaMART existed are linear)."""
+    from citator.errors import ConfigError
+
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+        kind = obj.get("kind", "linear")
+        if kind == "linear":
+            return LinearRanker._from_json(obj)
+        if kind == "lambdamart":
+            return TreeRanker(tuple(obj["features"]), str(obj["model"]), int(obj.get("candidates", 200)))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"{path}: not a ranker file ({exc})") from None
+    raise ConfigError(f'{path}: field "kind": unknown ranker kind {kind!r} (expected "linear" or "lambdamart")')

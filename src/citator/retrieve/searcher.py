@@ -16,7 +16,7 @@ from citator.retrieve.fusion import interpolate, rrf, top_k
 from citator.retrieve.index_dir import Manifest, read_manifest
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.passages import document_of_passage, max_per_document
-from citator.retrieve.ranker import LinearRanker, candidate_features, doc_years
+from citator.retrieve.ranker import Ranker, candidate_features, doc_years, load_ranker
 
 # A signal maps a batch of queries to a (n_queries, n_docs) score matrix.
 Signal = Callable[[Sequence[Query]], np.ndarray]
@@ -27,6 +27,29 @@ DENSE_TOP_PASSAGES = 1000
 MEMORY_SIGNALS = ("memory_max", "memory_same", "memory_vote", "memory_centroid")
 # Signals of the fine-tuned query encoder (one encoding per query feeds them all).
 LEARNED_SIGNALS = ("ft_dense", *MEMORY_SIGNALS, "doc_embedding")
+
+
+def learned_signals(
+    vectors: np.ndarray, stances: Sequence[str], names: Sequence[str], dense_maxp: Callable[[np.ndarray], np.ndarray],
+    memory, links: tuple[np.ndarray, np.ndarray], doc_vectors: np.ndarray | None, n_docs: int,  # type: ignore[no-untyped-def]
+) -> dict[str, np.ndarray]:
+    """The signals in `names` that trained parts give, from the fine-tuned encoder's query vectors.
+
+    `dense_maxp` scores query vectors against the (base) passage vectors; `memory`/`links` are a PropositionMemory
+    linked to the corpus; `doc_vectors` the learned document vectors, if any. The searcher passes its artifacts'
+    parts; training passes parts fitted without the queries being scored (out-of-fold features for the ranker).
+    """
+    from citator.retrieve.memory import memory_signals
+
+    out: dict[str, np.ndarray] = {}
+    if "ft_dense" in names:
+        # The fine-tuned encoder is query-side only: it searches the base passage vectors.
+        out["ft_dense"] = dense_maxp(vectors)
+    if "doc_embedding" in names and doc_vectors is not None:
+        out["doc_embedding"] = vectors @ doc_vectors.T
+    if any(name in MEMORY_SIGNALS for name in names):
+        out.update({k: v for k, v in memory_signals(vectors, stances, memory, links, n_docs).items() if k in names})
+    return out
 
 
 class StanceSearcher:
@@ -55,7 +78,7 @@ class StanceSearcher:
             "bm25_maxp": lambda qs: max_per_document(self.lexical_passage.score_all([q.text for q in qs]), self.passage_starts),
             "dense": lambda qs: self._dense_maxp(self.encoder.encode_queries([q.text for q in qs], [q.stance for q in qs])),
         }
-        self.ranker: LinearRanker | None = None
+        self.ranker: Ranker | None = None
         self.doc_vectors: np.ndarray | None = None
         self.citations: dict[str, np.ndarray] | None = None
         if self.manifest.artifacts_path is not None:
@@ -77,7 +100,7 @@ class StanceSearcher:
             if path("doc_embedding.npy").is_file():
                 self.doc_vectors = np.load(path("doc_embedding.npy"))
             if path("ranker.json").is_file():
-                self.ranker = LinearRanker.load(path("ranker.json"))
+                self.ranker = load_ranker(path("ranker.json"))
 
     @property
     def encoder(self):  # type: ignore[no-untyped-def]
@@ -105,20 +128,9 @@ class StanceSearcher:
         The memory entries were encoded in the stance-neutral form; matching them with the stance form instead
         measured the same on CaseFacts dev (learned fusion 0.4560 vs 0.4566) and saves a second encoding.
         """
-        from citator.retrieve.memory import memory_signals
-
         vectors = self.ft_encoder.encode_queries([q.text for q in queries], [q.stance for q in queries])
-        out: dict[str, np.ndarray] = {}
-        if "ft_dense" in names:
-            # The fine-tuned encoder is query-side only: it searches the base passage vectors.
-            out["ft_dense"] = self._dense_maxp(vectors)
-        if "doc_embedding" in names and self.doc_vectors is not None:
-            out["doc_embedding"] = vectors @ self.doc_vectors.T
-        if any(name in MEMORY_SIGNALS for name in names):
-            memory = memory_signals(vectors, [q.stance for q in queries], self.memory, self.memory_links,
-                                    len(self.doc_ids))
-            out.update({k: v for k, v in memory.items() if k in names})
-        return out
+        return learned_signals(vectors, [q.stance for q in queries], names, self._dense_maxp, self.memory,
+                               self.memory_links, self.doc_vectors, len(self.doc_ids))
 
     def available_signals(self) -> list[str]:
         if not self.manifest.artifacts_path:
