@@ -151,3 +151,14 @@ def test_citation_prior_counts_and_follows_the_query_stance() -> None:
     assert {"citations:paired_own", "citations:paired_other"} <= set(names)
     assert x[1, :, own].tolist() == [0.0, 0.0, 0.0]  # an `all` query has no stance to prefer
     assert x[1, :, names.index("citations:log")] == pytest.approx(np.log1p([2, 1, 1]))
+
+
+def test_lightgbm_is_imported_without_scikit_learn_and_leaves_it_importable() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from citator.retrieve.ranker import import_lightgbm; lgb = import_lightgbm(); "
+            "assert 'sklearn' not in sys.modules and hasattr(lgb, 'Booster'); "
+            "import sklearn; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.optimize import minimize
 
-from citator.retrieve.ranker import LinearRanker, TreeRanker
+from citator.retrieve.ranker import LinearRanker, TreeRanker, import_lightgbm
 
 
 def fit_linear_ranker(
@@ -49,8 +49,7 @@ def fit_lambdamart(
 ) -> TreeRanker:
     """x: (n_queries, n_candidates, n_features), y: (n_queries, n_candidates) in {0, 1}; queries with no relevant
     candidate teach a ranking nothing and are left out. Deterministic for a given input and seed."""
-    import lightgbm
-
+    lightgbm = import_lightgbm()
     keep = y.sum(axis=1) > 0
     if not keep.any():
         raise ValueError("no query has a relevant document among its candidates")

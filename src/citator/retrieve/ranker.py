@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,9 +122,7 @@ class TreeRanker:
             raise ValueError(f"feature mismatch: ranker wants {missing}, which are not among {tuple(names)}")
         x = x[..., [list(names).index(f) for f in self.features]]
         if not self._booster:
-            import lightgbm
-
-            self._booster.append(lightgbm.Booster(model_str=self.model))
+            self._booster.append(import_lightgbm().Booster(model_str=self.model))
         flat = np.ascontiguousarray(x.reshape(-1, len(self.features)), dtype=np.float64)
         return np.asarray(self._booster[0].predict(flat, raw_score=True), dtype=np.float32).reshape(x.shape[:-1])
 
@@ -133,6 +132,26 @@ class TreeRanker:
 
 
 Ranker = LinearRanker | TreeRanker
+
+# Packages lightgbm imports when installed, only for wrappers the Booster does not use. scikit-learn (which
+# sentence-transformers installs) alone made `import lightgbm` cost about 1.5 s, a third of a cold run.sh.
+_LIGHTGBM_EXTRAS = ("sklearn", "pandas", "matplotlib", "dask", "pyarrow", "cffi", "graphviz", "polars", "datatable")
+
+
+def import_lightgbm():  # type: ignore[no-untyped-def]
+    """The lightgbm module, imported (the first time) with its optional wrappers' packages held back."""
+    if "lightgbm" in sys.modules:
+        return sys.modules["lightgbm"]
+    held = [m for m in _LIGHTGBM_EXTRAS if m not in sys.modules]
+    for name in held:
+        sys.modules[name] = None  # type: ignore[assignment]  # makes `import name` raise ImportError
+    try:
+        import lightgbm
+    finally:
+        for name in held:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
+    return lightgbm
 
 
 def load_ranker(path: Path) -> Ranker:
