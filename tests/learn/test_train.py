@@ -76,9 +76,12 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     before = weights.stat().st_mtime_ns
     train_args = ["train", "--corpus", str(small_stance_set["corpus"]), "--queries", str(queries),
                   "--ground-truth", str(small_stance_set["gt"]), "--out", str(art), "--epochs", "1"]
+    assert manifest["timings"]["reused_encoders"] == 0
     assert main(train_args) == 0 and weights.stat().st_mtime_ns == before
-    assert json.loads((art / "manifest.json").read_text())["complete"] is True
+    rerun = json.loads((art / "manifest.json").read_text())
+    assert rerun["complete"] is True and rerun["timings"]["reused_encoders"] == 3  # the full one and both folds'
     assert main([*train_args[:-1], "2"]) == 0 and weights.stat().st_mtime_ns != before
+    assert json.loads((art / "manifest.json").read_text())["timings"]["reused_encoders"] == 0
 
     index = tmp_path / "index"
     assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(index),
