@@ -115,6 +115,23 @@ def test_proposition_folds_keep_a_propositions_stances_together() -> None:
     assert proposition_folds(queries, 2).tolist() == folds.tolist()  # the same in every process (no salted hash)
 
 
+@pytest.mark.slow
+def test_train_with_one_training_proposition_skips_lambdamart_and_says_why(small_stance_set: dict[str, Path],
+                                                                           tmp_path: Path) -> None:
+    from citator.learn.train import train
+
+    rows = [json.loads(line) for line in small_stance_set["queries"].open()]
+    first = rows[0]["proposition_id"]
+    for r in rows:
+        r["split"] = "train" if r["proposition_id"] == first else "dev"
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manifest = train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art",
+                     finetune=FinetuneConfig(epochs=1), progress=False)
+    assert manifest["complete"] and manifest["lambdamart_skipped"] == "train has too few propositions for two folds"
+    assert manifest["ranker"] in ("none", "linear") and "LambdaMART (fitted on train, out-of-fold)" not in manifest["dev_ndcg@10"]
+
+
 def test_train_and_dev_must_not_share_propositions(small_stance_set: dict[str, Path], tmp_path: Path) -> None:
     from citator.learn.train import train
 
