@@ -10,7 +10,8 @@ import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +77,14 @@ def candidate_features(
     return names, np.stack(columns, axis=-1).astype(np.float32)
 
 
+def _select(features: Sequence[str], names: Sequence[str], x: np.ndarray) -> np.ndarray:
+    """The columns of x (labelled by `names`) that a ranker's `features` name, in its order."""
+    missing = [f for f in features if f not in names]
+    if missing:
+        raise ValueError(f"feature mismatch: ranker wants {missing}, which are not among {tuple(names)}")
+    return x[..., [list(names).index(f) for f in features]]
+
+
 @dataclass(frozen=True)
 class LinearRanker:
     features: tuple[str, ...]
@@ -87,10 +96,7 @@ class LinearRanker:
 
     def score(self, names: Sequence[str], x: np.ndarray) -> np.ndarray:
         """Logit of relevance per candidate; `names` label the last axis of x and must include this ranker's features."""
-        missing = [f for f in self.features if f not in names]
-        if missing:
-            raise ValueError(f"feature mismatch: ranker wants {missing}, which are not among {tuple(names)}")
-        x = x[..., [list(names).index(f) for f in self.features]]
+        x = _select(self.features, names, x)
         z = (x - np.asarray(self.mean, dtype=np.float32)) / np.asarray(self.scale, dtype=np.float32)
         return z @ np.asarray(self.weights, dtype=np.float32) + self.bias
 
@@ -114,17 +120,16 @@ class TreeRanker:
     features: tuple[str, ...]
     model: str
     candidates: int = 200
-    _booster: list = field(default_factory=list, init=False, repr=False, compare=False)  # type: ignore[type-arg]
+
+    @cached_property
+    def _booster(self):  # type: ignore[no-untyped-def]
+        """Parsed from the model text on first use (cached_property writes the instance dict, frozen or not)."""
+        return import_lightgbm().Booster(model_str=self.model)
 
     def score(self, names: Sequence[str], x: np.ndarray) -> np.ndarray:
-        missing = [f for f in self.features if f not in names]
-        if missing:
-            raise ValueError(f"feature mismatch: ranker wants {missing}, which are not among {tuple(names)}")
-        x = x[..., [list(names).index(f) for f in self.features]]
-        if not self._booster:
-            self._booster.append(import_lightgbm().Booster(model_str=self.model))
+        x = _select(self.features, names, x)
         flat = np.ascontiguousarray(x.reshape(-1, len(self.features)), dtype=np.float64)
-        return np.asarray(self._booster[0].predict(flat, raw_score=True), dtype=np.float32).reshape(x.shape[:-1])
+        return np.asarray(self._booster.predict(flat, raw_score=True), dtype=np.float32).reshape(x.shape[:-1])
 
     def save(self, path: Path) -> None:
         write_json_atomic(path, {"kind": "lambdamart", "features": list(self.features), "candidates": self.candidates,
