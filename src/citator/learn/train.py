@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from itertools import product
 from pathlib import Path
 from typing import Any
@@ -180,7 +181,7 @@ def train(
     dev_scores["learned fusion (2-fold CV on dev)"] = cv
     # (b) LambdaMART fitted on train, on features that parts fitted without each query's fold give it (as they
     # will be for unseen queries); scored on all of dev, which it never saw.
-    candidates: list[tuple[str, float, Any]] = [("interpolate", tuned, None), ("learned", cv, linear)]
+    choices: list[tuple[str, float, Any]] = [("interpolate", tuned, None), ("learned", cv, linear)]
     if len(set(proposition_folds(train_q, 2).tolist())) < 2:
         manifest["lambdamart_skipped"] = "train has too few propositions for two folds"
     else:
@@ -199,9 +200,9 @@ def train(
             timings["lambdamart_seconds"] = time.monotonic() - t
             score = _ranker_ndcg(lambdamart, signals, dev_q, dev_qrels, searcher, weights)
             dev_scores["LambdaMART (fitted on train, out-of-fold)"] = score
-            candidates.append(("learned", score, lambdamart))
+            choices.append(("learned", score, lambdamart))
     # The best on dev is used (the earlier one on a tie); the others are reported.
-    choice = max(candidates, key=lambda c: c[1])
+    choice = max(choices, key=lambda c: c[1])
     manifest["weights"] = weights
     manifest["fusion"] = choice[0]
     manifest["ranker"] = "none" if choice[2] is None else ("linear" if choice[2] is linear else "lambdamart")
@@ -220,6 +221,7 @@ class Parts:
     """What training learns from one set of labeled queries (all of train, or all but one fold)."""
 
     encoder_dir: Path
+    encoder: Any  # the fine-tuned encoder, loaded from encoder_dir
     finetune_stats: dict[str, float]
     memory: PropositionMemory
     examples: list[QueryExample]
@@ -241,6 +243,11 @@ class _Fitting:
     starts: np.ndarray
     finetune: FinetuneConfig
     progress: bool
+
+    @cached_property
+    def base_document_vectors(self) -> np.ndarray:
+        """Each document's normalised mean base passage vector (what learned document vectors start from)."""
+        return base_document_vectors(self.passage_vectors, self.starts)
 
     def fit(self, queries: Sequence[Query], qrels: Qrels, encoder_dir: Path) -> Parts:
         from citator.models.encoder import load_encoder
@@ -275,10 +282,9 @@ class _Fitting:
         t = time.monotonic()
         query_vectors = ft.encode_queries([e.text for e in examples], [e.stance for e in examples])
         deltas, doc_stats = fit_document_deltas(query_vectors, [e.positives for e in examples],
-                                                base_document_vectors(self.passage_vectors, self.starts),
-                                                progress=self.progress)
+                                                self.base_document_vectors, progress=self.progress)
         seconds["document_vectors"] = time.monotonic() - t
-        return Parts(encoder_dir, stats, memory, examples, deltas, doc_stats, seconds, reused)
+        return Parts(encoder_dir, ft, stats, memory, examples, deltas, doc_stats, seconds, reused)
 
 
 def out_of_fold_features(
@@ -295,7 +301,6 @@ def out_of_fold_features(
     from citator.retrieve.doc_embedding import learned_document_vectors
     from citator.retrieve.memory import citation_counts
     from citator.retrieve.searcher import learned_signals
-    from citator.models.encoder import load_encoder
 
     doc_ids, titles = searcher.doc_ids, [d.title for d in fitting.docs]
     fold_of = proposition_folds(queries, folds)
@@ -309,16 +314,14 @@ def out_of_fold_features(
         parts = fitting.fit([q for q, k in zip(queries, fold_of) if k != f], qrels, work / f"fold-{f}" / "encoder")
         reused += parts.reused_encoder
         links = parts.memory.link(doc_ids, titles)
-        doc_vectors = learned_document_vectors(base_document_vectors(fitting.passage_vectors, fitting.starts),
-                                               parts.deltas, np.arange(len(doc_ids)))
+        doc_vectors = learned_document_vectors(fitting.base_document_vectors, parts.deltas, np.arange(len(doc_ids)))
         stances = [q.stance for q in held]
         signals = searcher.signal_matrices(held, [n for n in signal_names if n in searcher.signals])
-        vectors = load_encoder(parts.encoder_dir).encode_queries([q.text for q in held], stances)
+        vectors = parts.encoder.encode_queries([q.text for q in held], stances)
         signals.update(learned_signals(vectors, stances, signal_names, searcher._dense_maxp, parts.memory, links,
                                        doc_vectors, len(doc_ids)))
-        cand, _ = top_k(interpolate(signals, weights), candidates)
-        names, x = candidate_features(signals, stances, searcher.years, cand,
-                                      citations=citation_counts(parts.memory, links, len(doc_ids)))
+        cand, names, x = _candidate_features(signals, held, searcher.years, weights, candidates,
+                                             citation_counts(parts.memory, links, len(doc_ids)))
         xs.append(x)
         ys.append(_labels(held, qrels, doc_ids, cand))
     return names, np.concatenate(xs), np.concatenate(ys), reused
@@ -329,13 +332,27 @@ def _labels(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[str], cand
                      for q, row in zip(queries, cand)])
 
 
+def _candidate_features(signals: dict[str, np.ndarray], queries: Sequence[Query], years: np.ndarray,
+                        weights: dict[str, float], depth: int, citations: dict[str, np.ndarray] | None,
+                        ) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """The interpolation's top `depth` candidates per query, with the ranker's feature names and features."""
+    cand, _ = top_k(interpolate(signals, weights), depth)
+    names, x = candidate_features(signals, [q.stance for q in queries], years, cand, citations=citations)
+    return cand, names, x
+
+
+def _reranked_top10(queries: Sequence[Query], cand: np.ndarray, logits: np.ndarray, doc_ids: Sequence[str]
+                    ) -> dict[str, list[str]]:
+    """query id -> its ten candidates with the highest ranker logits (ties in candidate order)."""
+    order = np.argsort(-logits, axis=1, kind="stable")[:, :10]
+    return {q.query_id: [doc_ids[cand[i, j]] for j in row] for i, (q, row) in enumerate(zip(queries, order))}
+
+
 def _ranker_ndcg(ranker, signals, queries, qrels, searcher, weights) -> float:  # type: ignore[no-untyped-def]
     """NDCG@10 on `queries` of `ranker` reordering the interpolation's top candidates."""
-    cand, _ = top_k(interpolate(signals, weights), ranker.candidates)
-    names, x = candidate_features(signals, [q.stance for q in queries], searcher.years, cand,
-                                  citations=searcher.citations)
-    order = np.argsort(-ranker.score(names, x), axis=1, kind="stable")[:, :10]
-    run = {q.query_id: [searcher.doc_ids[cand[i, j]] for j in row] for i, (q, row) in enumerate(zip(queries, order))}
+    cand, names, x = _candidate_features(signals, queries, searcher.years, weights, ranker.candidates,
+                                         searcher.citations)
+    run = _reranked_top10(queries, cand, ranker.score(names, x), searcher.doc_ids)
     return evaluate(qrels, run, ["ndcg@10"], [q.query_id for q in queries])["ndcg@10"]
 
 
@@ -360,21 +377,15 @@ def _finished_encoder(encoder_dir: Path, stamp: dict[str, Any]) -> dict[str, flo
 
 def fit_ranker_cv(signals: dict[str, np.ndarray], queries: Sequence[Query], qrels: Qrels, searcher, weights):  # type: ignore[no-untyped-def]
     """Fit on one half of dev, score the other, and back; the final ranker is fitted on all of dev."""
-    base = interpolate(signals, weights)
-    cand, _ = top_k(base, 200)
-    names, x = candidate_features(signals, [q.stance for q in queries], searcher.years, cand,
-                                  citations=searcher.citations)
-    doc_ids = searcher.doc_ids
-    y = _labels(queries, qrels, doc_ids, cand)
+    cand, names, x = _candidate_features(signals, queries, searcher.years, weights, 200, searcher.citations)
+    y = _labels(queries, qrels, searcher.doc_ids, cand)
     fold = proposition_folds(queries, 2)
     runs: dict[str, list[str]] = {}
     for f in (0, 1):
         fit = fold != f
         ranker = fit_linear_ranker(names, x[fit], y[fit])
-        logits = ranker.score(names, x[~fit])
-        order = np.argsort(-logits, axis=1)[:, :10]
-        for qi, row in zip(np.flatnonzero(~fit), order):
-            runs[queries[qi].query_id] = [doc_ids[cand[qi, j]] for j in row]
+        held = [queries[i] for i in np.flatnonzero(~fit)]
+        runs.update(_reranked_top10(held, cand[~fit], ranker.score(names, x[~fit]), searcher.doc_ids))
     cv = evaluate(qrels, runs, ["ndcg@10"], [q.query_id for q in queries])["ndcg@10"]
     return fit_linear_ranker(names, x, y), cv
 
