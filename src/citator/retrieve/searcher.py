@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,6 +18,9 @@ from citator.retrieve.index_dir import Manifest, read_manifest
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.passages import document_of_passage, max_per_document
 from citator.retrieve.ranker import Ranker, candidate_features, doc_years, load_ranker
+
+if TYPE_CHECKING:
+    from citator.retrieve.memory import PropositionMemory
 
 # A signal maps a batch of queries to a (n_queries, n_docs) score matrix.
 Signal = Callable[[Sequence[Query]], np.ndarray]
@@ -31,7 +35,7 @@ LEARNED_SIGNALS = ("ft_dense", *MEMORY_SIGNALS, "doc_embedding")
 
 def learned_signals(
     vectors: np.ndarray, stances: Sequence[str], names: Sequence[str], dense_maxp: Callable[[np.ndarray], np.ndarray],
-    memory, links: tuple[np.ndarray, np.ndarray], doc_vectors: np.ndarray | None, n_docs: int,  # type: ignore[no-untyped-def]
+    memory: PropositionMemory, links: tuple[np.ndarray, np.ndarray], doc_vectors: np.ndarray | None, n_docs: int,
 ) -> dict[str, np.ndarray]:
     """The signals in `names` that trained parts give, from the fine-tuned encoder's query vectors.
 
