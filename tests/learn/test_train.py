@@ -26,6 +26,33 @@ def test_query_finetuning_lowers_the_loss(tiny_qwen3_embedding_dir: Path, tmp_pa
     assert (tmp_path / "ft" / "config.json").is_file()
 
 
+def test_paired_order_puts_queries_of_one_document_side_by_side_and_keeps_each_once() -> None:
+    import random
+
+    from citator.learn.finetune import paired_order
+
+    examples = [QueryExample(f"q{i}", "all", (i % 5,)) for i in range(13)] + [QueryExample("lone", "all", (9,))]
+    order = paired_order(examples, random.Random(0))
+    assert sorted(e.text for e in order) == sorted(e.text for e in examples)
+    # 13 queries over 5 documents: 2 or 3 each, so 5 pairs; the lone one and 3 leftovers come alone.
+    pairs = sum(1 for a, b in zip(order, order[1:]) if a.positives == b.positives)
+    assert pairs >= 5
+
+
+def test_pair_loss_rewards_queries_of_one_document_lying_together() -> None:
+    import torch
+
+    from citator.learn.finetune import _pair_loss
+
+    batch = [QueryExample("a", "all", (0,)), QueryExample("b", "all", (0,)), QueryExample("c", "all", (1,)),
+             QueryExample("d", "all", (2,))]
+    together = torch.nn.functional.normalize(torch.tensor([[1.0, 0, 0], [1, 0.1, 0], [0, 1, 0], [0, 0, 1]]), dim=1)
+    apart = together[[0, 2, 1, 3]]  # the two queries of document 0 now point different ways
+    assert _pair_loss(together, batch, 0.05) < 0.01 < _pair_loss(apart, batch, 0.05)
+    alone = [QueryExample("x", "all", (0,)), QueryExample("y", "all", (1,))]
+    assert float(_pair_loss(together[:2], alone, 0.05)) == 0.0  # no pair in the batch: nothing to learn
+
+
 def test_test_split_is_never_loaded(tmp_path: Path) -> None:
     q = tmp_path / "q.jsonl"
     g = tmp_path / "g.jsonl"

@@ -45,6 +45,10 @@ class FinetuneConfig:
     # Embeddings and the lowest layers stay frozen: half the backward pass, and little to gain from moving them.
     frozen_layers: int = 2
     seed: int = 13
+    # Weight of a second, query-to-query InfoNCE: queries citing the same document pull together (batches are
+    # drawn as pairs of such queries where there are any). It serves the proposition memory, which matches new
+    # queries against training ones; 0 turns it off.
+    pair_weight: float = 0.5
 
 
 def finetune_query_encoder(
@@ -89,8 +93,11 @@ def finetune_query_encoder(
     losses: list[float] = []
     bar = tqdm(total=steps, desc="fine-tune", disable=not progress)
     for _ in range(config.epochs):
-        order = list(examples)
-        rng.shuffle(order)
+        if config.pair_weight > 0:
+            order = paired_order(examples, rng)
+        else:
+            order = list(examples)
+            rng.shuffle(order)
         for start in range(0, len(order), config.batch_size):
             batch = order[start : start + config.batch_size]
             tokens = tokenizer([encoder.format_query(e.text, e.stance) for e in batch], padding=True, truncation=True,
@@ -109,6 +116,8 @@ def finetune_query_encoder(
                     doc_logits[i, list(e.opposite)] += log_opposite
             # Multi-positive InfoNCE: -log of the probability mass on the relevant documents.
             loss = (torch.logsumexp(doc_logits, 1) - torch.logsumexp(doc_logits.masked_fill(~positive, -1e9), 1)).mean()
+            if config.pair_weight > 0:
+                loss = loss + config.pair_weight * _pair_loss(queries, batch, config.temperature)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
@@ -133,6 +142,43 @@ def finetune_query_encoder(
     tenth = max(1, len(losses) // 10)
     return {"steps": float(len(losses)), "loss_first_tenth": sum(losses[:tenth]) / tenth,
             "loss_last_tenth": sum(losses[-tenth:]) / tenth}
+
+
+def paired_order(examples: Sequence[QueryExample], rng: random.Random) -> list[QueryExample]:
+    """A shuffled epoch in which queries sharing a document come two by two (each query once)."""
+    by_doc: dict[int, list[int]] = {}
+    for i, e in enumerate(examples):
+        for d in e.positives:
+            by_doc.setdefault(d, []).append(i)
+    used: set[int] = set()
+    units: list[list[int]] = []
+    doc_order = sorted(by_doc)
+    rng.shuffle(doc_order)
+    for d in doc_order:
+        free = [i for i in by_doc[d] if i not in used]
+        rng.shuffle(free)
+        while len(free) >= 2:
+            pair = [free.pop(), free.pop()]
+            used.update(pair)
+            units.append(pair)
+    units += [[i] for i in range(len(examples)) if i not in used]
+    rng.shuffle(units)
+    return [examples[i] for unit in units for i in unit]
+
+
+def _pair_loss(queries, batch: Sequence[QueryExample], temperature: float):  # type: ignore[no-untyped-def]
+    """Multi-positive InfoNCE among the batch's queries: those citing a common document are each other's positives."""
+    import torch
+
+    docs = [set(e.positives) for e in batch]
+    same = torch.tensor([[i != j and bool(docs[i] & docs[j]) for j in range(len(batch))] for i in range(len(batch))],
+                        device=queries.device)
+    has = same.any(1)
+    if not has.any():
+        return queries.sum() * 0.0
+    eye = torch.eye(len(batch), dtype=torch.bool, device=queries.device)
+    logits = (queries @ queries.T / temperature).masked_fill(eye, -1e4)
+    return (torch.logsumexp(logits, 1) - torch.logsumexp(logits.masked_fill(~same, -1e9), 1))[has].mean()
 
 
 def _freeze_bottom(model, layers: int) -> None:  # type: ignore[no-untyped-def]
