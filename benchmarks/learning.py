@@ -57,7 +57,8 @@ def systems(searcher, queries) -> dict[str, np.ndarray]:  # type: ignore[no-unty
     from citator.retrieve.config import RetrievalConfig
 
     names = searcher.available_signals()
-    signals = searcher.signal_matrices(queries, names)
+    encoded = searcher.encode(queries)
+    signals = searcher.signal_matrices(queries, names, encoded)
     base = RetrievalConfig().weights
     ft = {k: v for k, v in base.items() if k != "dense"} | {"ft_dense": base["dense"]}
     tuned = searcher.config.weights
@@ -67,7 +68,8 @@ def systems(searcher, queries) -> dict[str, np.ndarray]:  # type: ignore[no-unty
         "hybrid": interpolate(signals, base),
         "+ fine-tuned encoder": interpolate(signals, ft),
         "+ memory (tuned on dev)": interpolate(signals, tuned),
-        "+ learned fusion": searcher.fuse(signals, queries, searcher.config.__class__(**{**searcher.config.to_json(), "fusion": "learned"})),
+        "+ learned fusion": searcher.fuse(signals, queries, searcher.config.__class__(**{**searcher.config.to_json(), "fusion": "learned"}),
+                                          encoded),
     }
 
 

@@ -162,3 +162,25 @@ def test_lightgbm_is_imported_without_scikit_learn_and_leaves_it_importable() ->
             "import sklearn; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ok"
+
+
+def test_late_interaction_features_are_raw_and_normalised_among_the_scored_candidates() -> None:
+    signals = {"bm25": np.array([[3.0, 2.0, 1.0, 0.5]], dtype=np.float32)}
+    late = np.array([[0.8, 0.6, 0.7, np.nan]], dtype=np.float32)  # the last candidate was not scored
+    names, x = candidate_features(signals, ["all"], np.full(4, np.nan), np.array([[0, 1, 2, 3]]), late=late)
+    assert names[:3] == ["bm25:norm", "maxsim:norm", "maxsim:raw"]
+    assert x[0, :, 1][:3] == pytest.approx([1.0, 0.0, 0.5]) and np.isnan(x[0, 3, 1])
+    assert x[0, :3, 2] == pytest.approx([0.8, 0.6, 0.7]) and np.isnan(x[0, 3, 2])
+
+
+def test_linear_ranker_counts_a_missing_feature_as_its_mean() -> None:
+    rng = np.random.default_rng(4)
+    nq, nc = 80, 10
+    good = rng.random((nq, nc)).astype(np.float32)
+    y = (good == good.max(axis=1, keepdims=True)).astype(np.float32)
+    partial = np.where(np.arange(nc) < 5, good, np.nan).astype(np.float32)  # known for the first five only
+    x = np.stack([good, partial], axis=-1)
+    ranker = fit_linear_ranker(["good", "partial"], x, y)
+    assert np.isfinite(ranker.weights).all() and np.isfinite(ranker.mean).all()
+    scores = ranker.score(["good", "partial"], x)
+    assert np.isfinite(scores).all() and (y[np.arange(nq), np.argmax(scores, axis=1)] == 1).mean() > 0.8

@@ -82,7 +82,7 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
                  "--ground-truth", str(small_stance_set["gt"]), "--out", str(art), "--epochs", "1"]) == 0
     manifest = json.loads((art / "manifest.json").read_text())
     assert manifest["fusion"] in ("interpolate", "learned")
-    assert set(manifest["dev_ndcg@10"]) >= {"bm25", "dense", "ft_dense", "memory_max", "doc_embedding",
+    assert set(manifest["dev_ndcg@10"]) >= {"bm25", "dense", "ft_dense", "memory_max", "doc_embedding", "bm25_expanded",
                                             "learned fusion (2-fold CV on dev)",
                                             "LambdaMART (fitted on train, out-of-fold)"}
     assert manifest["ranker"] in ("none", "linear", "lambdamart")
@@ -94,9 +94,12 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     assert "dense" not in manifest["weights"]  # superseded by ft_dense: searches encode each query once
     assert (art / "encoder" / "citator_query_format.json").is_file() and (art / "ranker.json").is_file()
     assert not (art / "work" / "dev-index").exists()
-    train_ids = {r["query_id"] for r in rows if r["split"] == "train"}
-    assert all(e["proposition_id"] in {r["proposition_id"] for r in rows if r["query_id"] in train_ids}
-               for e in map(json.loads, (art / "memory" / "memory.jsonl").open()))
+    # Selection over, the shipped memory holds train's and dev's propositions (dev ones encoded like train's).
+    props = {split: {r["proposition_id"] for r in rows if r["split"] == split} for split in ("train", "dev")}
+    memory_props = [e["proposition_id"] for e in map(json.loads, (art / "memory" / "memory.jsonl").open())]
+    assert set(memory_props) == props["train"] | props["dev"]
+    assert manifest["training"]["memory_entries_from_dev"] == sum(p in props["dev"] for p in memory_props) > 0
+    assert len(np.load(art / "memory" / "memory_vectors.npy")) == len(memory_props)
 
     # A rerun with the same inputs and settings reuses the finished encoder (resume); other settings retrain it.
     weights = art / "encoder" / "model.safetensors"
@@ -109,13 +112,18 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     assert rerun["complete"] is True and rerun["timings"]["reused_encoders"] == 3  # the full one and both folds'
     assert main([*train_args[:-1], "2"]) == 0 and weights.stat().st_mtime_ns != before
     assert json.loads((art / "manifest.json").read_text())["timings"]["reused_encoders"] == 0
+    # --memory-train-only keeps dev out of the memory (the encoders are reused: the same settings as just now).
+    assert main([*train_args[:-1], "2", "--memory-train-only"]) == 0
+    assert {e["proposition_id"] for e in map(json.loads, (art / "memory" / "memory.jsonl").open())} == props["train"]
+    assert "memory_entries_from_dev" not in json.loads((art / "manifest.json").read_text())["training"]
 
     index = tmp_path / "index"
     assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(index),
                  "--artifacts", str(art), "--no-serve"]) == 0
     assert read_manifest(index).artifacts_path == str(art.absolute())
     searcher = StanceSearcher(index)
-    assert {"memory_max", "doc_embedding"} <= set(searcher.available_signals())
+    assert {"memory_max", "doc_embedding", "bm25_expanded"} <= set(searcher.available_signals())
+    assert searcher.lexical_expanded is not None
     assert searcher.doc_vectors is not None and searcher.doc_vectors.shape[0] == len(searcher.doc_ids)
     assert "dense" not in searcher.needed_signals()
     all_queries = read_queries(queries)

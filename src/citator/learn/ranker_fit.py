@@ -17,10 +17,11 @@ def fit_linear_ranker(
     nq, nc, nf = x.shape
     flat = x.reshape(-1, nf).astype(np.float64)
     labels = y.reshape(-1).astype(np.float64)
-    mean = flat.mean(axis=0)
-    scale = flat.std(axis=0)
+    # Features missing for some candidates (NaN: late interaction scores only the top ones) count as their mean.
+    mean = np.nan_to_num(np.nanmean(flat, axis=0)) if np.isnan(flat).any() else flat.mean(axis=0)
+    scale = np.nan_to_num(np.nanstd(flat, axis=0)) if np.isnan(flat).any() else flat.std(axis=0)
     scale[scale < 1e-9] = 1.0
-    z = (flat - mean) / scale
+    z = np.nan_to_num((flat - mean) / scale)
     # Each query has the same total weight, and its positives as much weight as its negatives.
     pos = y.sum(axis=1, keepdims=True)
     w_pos = np.where(pos > 0, 0.5 / np.maximum(pos, 1), 0.0)

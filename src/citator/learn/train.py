@@ -26,6 +26,7 @@ from citator.learn.doc_embedding import fit_document_deltas
 from citator.learn.finetune import FinetuneConfig, QueryExample, finetune_query_encoder
 from citator.learn.pairs import QUERY_PREFIXES, query_examples
 from citator.learn.ranker_fit import fit_lambdamart, fit_linear_ranker
+from citator.models.encoder import TokenStates
 from citator.retrieve.artifacts import FORMAT, read_artifacts
 from citator.retrieve.doc_embedding import base_document_vectors, save_deltas
 from citator.retrieve.fusion import interpolate, top_k
@@ -33,7 +34,8 @@ from citator.data.hashing import sha256_file, sha256_text
 from citator.retrieve.index_dir import build_index
 from citator.retrieve.memory import MemoryEntry, PropositionMemory
 from citator.retrieve.passages import PassageSpec, passage_layout
-from citator.retrieve.ranker import candidate_features
+from citator.retrieve.late_interaction import TokenStore
+from citator.retrieve.ranker import ranked_candidates
 
 LabeledSet = tuple[list[Query], Qrels]
 
@@ -87,7 +89,7 @@ def tune_weights(signals: dict[str, np.ndarray], qrels: Qrels, queries: Sequence
     """Coarse grid over interpolation weights, on dev."""
     grid = {"bm25": [0.0, 0.2], "bm25_maxp": [0.0, 0.2], "dense": [0.0, 0.3], "ft_dense": [0.5, 1.0],
             "memory_max": [0.0, 0.5, 1.0], "memory_vote": [0.0, 0.5], "memory_centroid": [0.0, 0.5],
-            "doc_embedding": [0.0, 0.5]}
+            "doc_embedding": [0.0, 0.5], "bm25_expanded": [0.0, 0.3]}
     names = [n for n in grid if n in signals]
     best: tuple[float, dict[str, float]] = (-1.0, {})
     for values in product(*(grid[n] for n in names)):
@@ -103,10 +105,14 @@ def tune_weights(signals: dict[str, np.ndarray], qrels: Qrels, queries: Sequence
 def train(
     corpus: Path, train_sets: Sequence[tuple[Path, Path]], dev_sets: Sequence[tuple[Path, Path]], out: Path,
     base_encoder: Path | None = None, finetune: FinetuneConfig = FinetuneConfig(), progress: bool = True,
-    base_index: Path | None = None,
+    base_index: Path | None = None, memory_with_dev: bool = True,
 ) -> dict[str, Any]:
+    """Learn every artifact from `train_sets` (split train), select on `dev_sets` (or their split dev).
+
+    `memory_with_dev`: once selection is over, the shipped memory also holds dev's propositions (see below).
+    """
     from citator.models.encoder import default_encoder_path, load_encoder
-    from citator.retrieve.searcher import StanceSearcher
+    from citator.retrieve.searcher import EncodedQueries, StanceSearcher
 
     started = time.monotonic()
     base_encoder = Path(base_encoder) if base_encoder else default_encoder_path()
@@ -124,19 +130,23 @@ def train(
     work.mkdir(exist_ok=True)
     timings: dict[str, float] = {}
 
-    # 1. Passage vectors of the base encoder (the frozen document side).
+    # 1. Passage vectors and content-token states of the base encoder (the frozen document side), one pass.
     t = time.monotonic()
     base = load_encoder(base_encoder)
     passages, starts = passage_layout([d.title for d in docs], [d.text for d in docs], PassageSpec())
-    cache = work / f"base-passages-{sha256_file(corpus)[:12]}-{base.model_id.replace(':', '_')}.npy"
+    stem = f"base-passages-{sha256_file(corpus)[:12]}-{base.model_id.replace(':', '_')}"
+    cache, token_cache = work / f"{stem}.npy", work / f"{stem}-tokens"
     reusable = _reusable_vectors(base_index, corpus, base.model_id) if base_index else None
-    if reusable is not None:
-        passage_vectors = reusable
-    elif cache.is_file():
-        passage_vectors = np.load(cache)
+    if cache.is_file() and TokenStore.present(token_cache):
+        passage_vectors, passage_tokens = np.load(cache), TokenStore.load(token_cache)
+    elif reusable is not None:
+        passage_vectors, passage_tokens = reusable
     else:
-        passage_vectors = base.encode_documents(passages, progress=progress)
+        passage_vectors, passage_tokens = TokenStore.encode(base, passages, starts, progress)
         np.save(cache, passage_vectors)
+        token_cache.mkdir(exist_ok=True)
+        passage_tokens.save(token_cache)
+        passage_tokens = TokenStore.load(token_cache)
     timings["passage_vectors_seconds"] = time.monotonic() - t
     fitting = _Fitting(corpus, docs, base_encoder, base.model_id, passage_vectors, starts, finetune, progress)
 
@@ -164,9 +174,11 @@ def train(
     t = time.monotonic()
     index = work / "dev-index"
     build_index(corpus, index, base_encoder, progress=progress, artifacts=read_artifacts(out, allow_incomplete=True),
-                passage_vectors=passage_vectors)
+                passage_vectors=passage_vectors, passage_tokens=passage_tokens)
     searcher = StanceSearcher(index)
-    signals = searcher.signal_matrices(dev_q, searcher.available_signals())
+    dev_encoded = EncodedQueries(*searcher.ft_encoder.encode_queries_with_tokens([q.text for q in dev_q],
+                                                                                 [q.stance for q in dev_q]))
+    signals = searcher.signal_matrices(dev_q, searcher.available_signals(), dev_encoded)
     dev_scores = {name: _ndcg(dev_qrels, dev_q, doc_ids, m) for name, m in signals.items()}
     base_weights = {"bm25": 0.3, "bm25_maxp": 0.2, "dense": 0.7}
     dev_scores["hybrid (no artifacts)"] = _ndcg(dev_qrels, dev_q, doc_ids, interpolate(signals, base_weights))
@@ -177,7 +189,7 @@ def train(
     dev_scores["interpolation (tuned on dev)"] = tuned
     timings["fusion_seconds"] = time.monotonic() - t
     # (a) A linear ranker fitted on dev itself (scored by 2-fold cross-validation on dev).
-    linear, cv = fit_ranker_cv(signals, dev_q, dev_qrels, searcher, weights)
+    linear, cv = fit_ranker_cv(signals, dev_q, dev_qrels, searcher, weights, dev_encoded.tokens)
     dev_scores["learned fusion (2-fold CV on dev)"] = cv
     # (b) LambdaMART fitted on train, on features that parts fitted without each query's fold give it (as they
     # will be for unseen queries); scored on all of dev, which it never saw.
@@ -198,7 +210,7 @@ def train(
             # and half the trees' work at search time (about 0.25 s of 0.5 s for 311 queries on 2 cores).
             lambdamart = fit_lambdamart(names, x, y, candidates=100)
             timings["lambdamart_seconds"] = time.monotonic() - t
-            score = _ranker_ndcg(lambdamart, signals, dev_q, dev_qrels, searcher, weights)
+            score = _ranker_ndcg(lambdamart, signals, dev_q, dev_qrels, searcher, weights, dev_encoded.tokens)
             dev_scores["LambdaMART (fitted on train, out-of-fold)"] = score
             choices.append(("learned", score, lambdamart))
     # The best on dev is used (the earlier one on a tie); the others are reported.
@@ -208,6 +220,15 @@ def train(
     manifest["ranker"] = "none" if choice[2] is None else ("linear" if choice[2] is linear else "lambdamart")
     (choice[2] or linear).save(out / "ranker.json")
     manifest["dev_ndcg@10"] = dev_scores
+    if memory_with_dev:
+        # Selection is over, so dev's labeled propositions join the shipped memory (and with it the citation priors
+        # and the lexical expansion, which build.sh derives from the memory): more cases covered, more wordings of
+        # each. Encoder, document vectors and ranker stay fitted on train. The dev scores above were measured
+        # without them, and nothing is scored on dev after this.
+        dev_entries = memory_entries(dev_q, dev_qrels, {d.doc_id: d.title for d in docs})
+        vectors = parts.encoder.encode_queries([e.text for e in dev_entries], ["all"] * len(dev_entries))
+        PropositionMemory(entries + dev_entries, np.concatenate([parts.memory.vectors, vectors])).save(out / "memory")
+        manifest["training"]["memory_entries_from_dev"] = len(dev_entries)
     timings["total_seconds"] = time.monotonic() - started
     manifest["timings"] = timings
     manifest["complete"] = True
@@ -299,8 +320,9 @@ def out_of_fold_features(
     earlier run had finished and were reused).
     """
     from citator.retrieve.doc_embedding import learned_document_vectors
+    from citator.retrieve.expansion import SIGNAL as EXPANDED, build_expanded_index
     from citator.retrieve.memory import citation_counts
-    from citator.retrieve.searcher import learned_signals
+    from citator.retrieve.searcher import TRAINED_SIGNALS, learned_signals
 
     doc_ids, titles = searcher.doc_ids, [d.title for d in fitting.docs]
     fold_of = proposition_folds(queries, folds)
@@ -316,12 +338,17 @@ def out_of_fold_features(
         links = parts.memory.link(doc_ids, titles)
         doc_vectors = learned_document_vectors(fitting.base_document_vectors, parts.deltas, np.arange(len(doc_ids)))
         stances = [q.stance for q in held]
-        signals = searcher.signal_matrices(held, [n for n in signal_names if n in searcher.signals])
-        vectors = parts.encoder.encode_queries([q.text for q in held], stances)
+        signals = searcher.signal_matrices(held, [n for n in signal_names
+                                                  if n in searcher.signals and n not in TRAINED_SIGNALS])
+        if EXPANDED in signal_names:
+            expanded = build_expanded_index(titles, [d.text for d in fitting.docs], parts.memory, links)
+            signals[EXPANDED] = expanded.score_all([q.text for q in held])
+        vectors, tokens = parts.encoder.encode_queries_with_tokens([q.text for q in held], stances)
         signals.update(learned_signals(vectors, stances, signal_names, searcher._dense_maxp, parts.memory, links,
                                        doc_vectors, len(doc_ids)))
         cand, names, x = _candidate_features(signals, held, searcher.years, weights, candidates,
-                                             citation_counts(parts.memory, links, len(doc_ids)))
+                                             citation_counts(parts.memory, links, len(doc_ids)), tokens,
+                                             searcher.late_store)
         xs.append(x)
         ys.append(_labels(held, qrels, doc_ids, cand))
     return names, np.concatenate(xs), np.concatenate(ys), reused
@@ -334,10 +361,12 @@ def _labels(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[str], cand
 
 def _candidate_features(signals: dict[str, np.ndarray], queries: Sequence[Query], years: np.ndarray,
                         weights: dict[str, float], depth: int, citations: dict[str, np.ndarray] | None,
+                        tokens: TokenStates | None = None, store: TokenStore | None = None,
                         ) -> tuple[np.ndarray, list[str], np.ndarray]:
-    """The interpolation's top `depth` candidates per query, with the ranker's feature names and features."""
-    cand, _ = top_k(interpolate(signals, weights), depth)
-    names, x = candidate_features(signals, [q.stance for q in queries], years, cand, citations=citations)
+    """The interpolation's top `depth` candidates per query, with the ranker's feature names and features (as the
+    searcher computes them: late interaction included when query tokens and a document token store are given)."""
+    _, cand, names, x = ranked_candidates(signals, [q.stance for q in queries], years, weights, depth,
+                                          citations=citations, tokens=tokens, store=store)
     return cand, names, x
 
 
@@ -348,10 +377,10 @@ def _reranked_top10(queries: Sequence[Query], cand: np.ndarray, logits: np.ndarr
     return {q.query_id: [doc_ids[cand[i, j]] for j in row] for i, (q, row) in enumerate(zip(queries, order))}
 
 
-def _ranker_ndcg(ranker, signals, queries, qrels, searcher, weights) -> float:  # type: ignore[no-untyped-def]
+def _ranker_ndcg(ranker, signals, queries, qrels, searcher, weights, tokens) -> float:  # type: ignore[no-untyped-def]
     """NDCG@10 on `queries` of `ranker` reordering the interpolation's top candidates."""
     cand, names, x = _candidate_features(signals, queries, searcher.years, weights, ranker.candidates,
-                                         searcher.citations)
+                                         searcher.citations, tokens, searcher.late_store)
     run = _reranked_top10(queries, cand, ranker.score(names, x), searcher.doc_ids)
     return evaluate(qrels, run, ["ndcg@10"], [q.query_id for q in queries])["ndcg@10"]
 
@@ -375,9 +404,11 @@ def _finished_encoder(encoder_dir: Path, stamp: dict[str, Any]) -> dict[str, flo
     return saved.get("stats")
 
 
-def fit_ranker_cv(signals: dict[str, np.ndarray], queries: Sequence[Query], qrels: Qrels, searcher, weights):  # type: ignore[no-untyped-def]
+def fit_ranker_cv(signals: dict[str, np.ndarray], queries: Sequence[Query], qrels: Qrels, searcher, weights,  # type: ignore[no-untyped-def]
+                  tokens: TokenStates | None = None):
     """Fit on one half of dev, score the other, and back; the final ranker is fitted on all of dev."""
-    cand, names, x = _candidate_features(signals, queries, searcher.years, weights, 200, searcher.citations)
+    cand, names, x = _candidate_features(signals, queries, searcher.years, weights, 200, searcher.citations, tokens,
+                                         searcher.late_store)
     y = _labels(queries, qrels, searcher.doc_ids, cand)
     fold = proposition_folds(queries, 2)
     runs: dict[str, list[str]] = {}
@@ -402,12 +433,16 @@ def _stable_hash(text: str) -> int:
     return int(hashlib.sha1(text.encode()).hexdigest()[:8], 16)
 
 
-def _reusable_vectors(index_dir: Path, corpus: Path, encoder_id: str) -> np.ndarray | None:
-    """Passage vectors of an existing index built from the same corpus, encoder and passage spec, if any."""
+def _reusable_vectors(index_dir: Path, corpus: Path, encoder_id: str) -> tuple[np.ndarray, TokenStore] | None:
+    """Passage vectors and document tokens of an existing index built from the same corpus, encoder and passage
+    spec (with artifacts whose ranker reads the tokens), if any."""
     from citator.retrieve.index_dir import read_manifest
 
     manifest = read_manifest(index_dir)
     spec = PassageSpec()
     same = (manifest.corpus_sha256 == sha256_file(corpus) and manifest.encoder_id == encoder_id
             and (manifest.config.passage_words, manifest.config.passage_overlap) == (spec.words, spec.overlap))
-    return np.load(manifest.path(index_dir, "dense.npy")).astype(np.float32) if same else None
+    data = index_dir / manifest.data_dir
+    if not same or not TokenStore.present(data):
+        return None
+    return np.load(manifest.path(index_dir, "dense.npy")).astype(np.float32), TokenStore.load(data)

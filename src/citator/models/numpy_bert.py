@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from citator.errors import ConfigError
-from citator.models.encoder import Encoder, encode_each_once
+from citator.models.encoder import Encoder, TokenStates, content_vocabulary, encode_each_once, pad_token_states
 from citator.models.transformer_encoder import read_pooling, read_query_prefixes
 
 SUPPORTED_TYPES = ("bert",)
@@ -51,6 +51,7 @@ class NumpyBertEncoder(Encoder):
         self.heads = int(cfg["num_attention_heads"])
         self.eps = float(cfg.get("layer_norm_eps", 1e-12))
         self.query_prefixes = read_query_prefixes(model_dir)
+        self._content: np.ndarray | None = None
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.max_length)
@@ -76,8 +77,11 @@ class NumpyBertEncoder(Encoder):
                 (w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias")),
             ))
 
+    def query_prefix(self, stance: str) -> str:
+        return self.query_prefixes.get(stance, "")
+
     def format_query(self, text: str, stance: str) -> str:
-        return self.query_prefixes.get(stance, "") + text
+        return self.query_prefix(stance) + text
 
     def _layer_norm(self, x: np.ndarray, params: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         mean = x.mean(-1, keepdims=True)
@@ -113,10 +117,15 @@ class NumpyBertEncoder(Encoder):
         return h
 
     def _encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch(list(texts))
+        return self._encode_encodings(self.tokenizer.encode_batch(list(texts)), batch_size)[0]
+
+    def _encode_encodings(self, encodings, batch_size: int, keep_states: bool = False  # type: ignore[no-untyped-def]
+                          ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Pooled unit vectors and, with `keep_states`, each text's last-layer states (n_tokens, dim)."""
+        out = np.zeros((len(encodings), self.dim), dtype=np.float32)
+        states: list[np.ndarray] = [np.zeros((0, self.dim), dtype=np.float32)] * len(encodings)
         # Sorting by length keeps padding small; the original order is restored by indexing.
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
             width = max(len(encodings[i].ids) for i in idx)
@@ -133,7 +142,28 @@ class NumpyBertEncoder(Encoder):
             else:
                 pooled = np.add.reduceat(hidden, first, axis=0) / lengths[:, None]
             out[idx] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-        return out
+            if keep_states:
+                for i, part in zip(idx, np.split(hidden, first[1:])):
+                    states[i] = part
+        return out, states
+
+    def encode_queries_with_tokens(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = 64
+                                   ) -> tuple[np.ndarray, TokenStates]:
+        formatted = [self.format_query(t, s) for t, s in zip(texts, stances)]
+        encodings = self.tokenizer.encode_batch(formatted)
+        vectors, states = self._encode_encodings(encodings, batch_size, keep_states=True)
+        if self._content is None:
+            vocab = [self.tokenizer.id_to_token(i) or "" for i in range(self.tokenizer.get_vocab_size())]
+            special = {t.content for t in self.tokenizer.get_added_tokens_decoder().values() if t.special}
+            self._content = content_vocabulary(vocab, special)
+        kept = []
+        for e, h, stance in zip(encodings, states, stances):
+            starts = np.array([start for start, _ in e.offsets], dtype=np.int64)
+            # As the torch backend: a token that starts within the prefix is the prefix's.
+            keep = self._content[np.array(e.ids, dtype=np.int64)] & ~(starts < len(self.query_prefix(stance)))
+            part = h[keep]
+            kept.append(part / np.maximum(np.linalg.norm(part, axis=1, keepdims=True), 1e-12))
+        return vectors, pad_token_states(kept, self.dim)
 
     def encode_documents(self, texts: Sequence[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         return self._encode(list(texts), batch_size)

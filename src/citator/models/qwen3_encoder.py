@@ -27,6 +27,9 @@ class Qwen3Encoder(TransformerEncoder):
         eos_id = self.tokenizer.convert_tokens_to_ids(EOS)
         self._suffix = "" if self.tokenizer("a")["input_ids"][-1] == eos_id else EOS
 
+    def query_prefix(self, stance: str) -> str:
+        return query_with_instruction("", stance)
+
     def format_query(self, text: str, stance: str) -> str:
         return query_with_instruction(text, stance) + self._suffix
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from citator.models.encoder import Encoder, encode_each_once
+from citator.models.encoder import Encoder, TokenStates, content_vocabulary, encode_each_once, pad_token_states
 
 QUERY_FORMAT_FILE = "citator_query_format.json"
 
@@ -63,9 +63,14 @@ class TransformerEncoder(Encoder):
         self.model_id = f"{self.model.config.model_type}:{model_dir.name}"
         self.dim = int(self.model.config.hidden_size)
         self.query_prefixes = read_query_prefixes(model_dir)
+        self._content: np.ndarray | None = None
+
+    def query_prefix(self, stance: str) -> str:
+        """What format_query puts before a query's text."""
+        return self.query_prefixes.get(stance, "")
 
     def format_query(self, text: str, stance: str) -> str:
-        return self.query_prefixes.get(stance, "") + text
+        return self.query_prefix(stance) + text
 
     def format_document(self, text: str) -> str:
         return text
@@ -101,6 +106,59 @@ class TransformerEncoder(Encoder):
             pooled = F.normalize(self._pool(hidden, batch["attention_mask"]).float(), p=2, dim=-1)
             out[idx] = pooled.cpu().numpy()
         return out
+
+    def _encode_with_tokens(self, texts: Sequence[str], skip_chars: Sequence[int], batch_size: int,
+                            progress: bool = False) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
+        """Pooled vectors, and per text the unit-length states and ids of its tokens, leaving out padding and the
+        tokens that start within its first `skip_chars[i]` characters (a prefix). One forward pass gives both."""
+        import torch
+        import torch.nn.functional as F
+        from tqdm import tqdm
+
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        states: list[np.ndarray] = [np.zeros((0, self.dim), dtype=np.float32)] * len(texts)
+        ids: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(texts)
+        for start in tqdm(range(0, len(texts), batch_size), desc="encode", disable=not progress):
+            idx = order[start : start + batch_size]
+            batch = self.tokenizer([texts[i] for i in idx], padding=True, truncation=True, max_length=self.max_length,
+                                   return_tensors="pt", return_offsets_mapping=True)
+            offsets = batch.pop("offset_mapping").numpy()
+            batch = batch.to(self.device)
+            with torch.inference_mode():
+                hidden = self.model(**batch).last_hidden_state
+            mask = batch["attention_mask"]
+            vectors[idx] = F.normalize(self._pool(hidden, mask).float(), p=2, dim=-1).cpu().numpy()
+            unit = F.normalize(hidden.float(), p=2, dim=-1).cpu().numpy()
+            mask_np, batch_ids = mask.cpu().numpy().astype(bool), batch["input_ids"].cpu().numpy()
+            for row, i in enumerate(idx):
+                # A token that starts within the prefix is the prefix's (one that straddles into the text too).
+                keep = mask_np[row] & ~(offsets[row, :, 0] < skip_chars[i])
+                states[i], ids[i] = unit[row, keep], batch_ids[row, keep]
+        return vectors, states, ids
+
+    def encode_queries_with_tokens(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = 64
+                                   ) -> tuple[np.ndarray, TokenStates]:
+        formatted = [self.format_query(t, s) for t, s in zip(texts, stances)]
+        skip = [len(self.query_prefix(s)) for s in stances]
+        vectors, states, ids = self._encode_with_tokens(formatted, skip, batch_size)
+        content = self.content_vocabulary()
+        return vectors, pad_token_states([s[content[i]] for s, i in zip(states, ids)], self.dim)
+
+    def encode_documents_with_tokens(self, texts: Sequence[str], batch_size: int = 32, progress: bool = False
+                                     ) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
+        vectors, states, ids = self._encode_with_tokens([self.format_document(t) for t in texts], [0] * len(texts),
+                                                        batch_size, progress)
+        content = self.content_vocabulary()
+        return (vectors, [s[content[i]].astype(np.float16) for s, i in zip(states, ids)],
+                [i[content[i]] for i in ids])
+
+    def content_vocabulary(self) -> np.ndarray:
+        """Per token id: True for a content token (not special, not punctuation only, not an English stopword)."""
+        if self._content is None:
+            self._content = content_vocabulary(self.tokenizer.convert_ids_to_tokens(list(range(len(self.tokenizer)))),
+                                               set(self.tokenizer.all_special_tokens))
+        return self._content
 
     def encode_documents(self, texts: Sequence[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         return self._encode([self.format_document(t) for t in texts], batch_size, progress)

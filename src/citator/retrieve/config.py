@@ -9,10 +9,10 @@ from citator.errors import ConfigError
 
 
 # bm25: whole document; bm25_maxp / dense: best passage; ft_dense: best passage under the fine-tuned encoder;
-# memory_*: nearest labeled training propositions; doc_embedding: learned document vectors (the last six need
-# trained artifacts).
+# memory_*: nearest labeled training propositions; doc_embedding: learned document vectors; bm25_expanded: whole
+# document followed by the training propositions that cite it (all but the first three need trained artifacts).
 SIGNALS = ("bm25", "bm25_maxp", "dense", "ft_dense", "memory_max", "memory_same", "memory_vote", "memory_centroid",
-           "doc_embedding")
+           "doc_embedding", "bm25_expanded")
 BASE_SIGNALS = ("bm25", "bm25_maxp", "dense")
 
 

@@ -27,6 +27,7 @@ from citator.data.records import Document
 from citator.retrieve.artifacts import Artifacts
 from citator.retrieve.config import BASE_SIGNALS, RetrievalConfig
 from citator.retrieve.dense import DenseIndex
+from citator.retrieve.late_interaction import SIGNAL as LATE_SIGNAL, TokenStore
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.passages import PassageSpec, passage_layout
 
@@ -100,12 +101,13 @@ def read_manifest(index_dir: Path) -> Manifest:
 def build_index(
     corpus_path: Path, index_dir: Path, encoder_path: Path | None = None, config: RetrievalConfig | None = None,
     progress: bool = True, artifacts: Artifacts | None = None, passage_vectors: np.ndarray | None = None,
-    artifacts_optional: bool = False,
+    artifacts_optional: bool = False, passage_tokens: TokenStore | None = None,
 ) -> Manifest:
     """Build the whole index into a fresh folder inside `index_dir`, then switch the manifest to it.
 
     Artifacts trained against another base encoder are refused, or skipped with a warning when
-    `artifacts_optional` (they were picked up by default rather than asked for).
+    `artifacts_optional` (they were picked up by default rather than asked for). `passage_vectors` (and
+    `passage_tokens`, the documents' content-token states) already computed for this corpus and encoder are reused.
     """
     from citator.models.encoder import default_encoder_path, load_encoder
 
@@ -135,14 +137,14 @@ def build_index(
         raise IndexDirError(f"{index_dir}: another build is running in this index directory") from None
     try:
         return _build_locked(docs, corpus_path, index_dir, encoder_path, encoder, config, progress, artifacts,
-                             passage_vectors)
+                             passage_vectors, passage_tokens)
     finally:
         lock.close()
 
 
 def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, encoder_path: Path, encoder,  # type: ignore[no-untyped-def]
                   config: RetrievalConfig, progress: bool, artifacts: Artifacts | None,
-                  passage_vectors: np.ndarray | None) -> Manifest:
+                  passage_vectors: np.ndarray | None, passage_tokens: TokenStore | None) -> Manifest:
     tmp = Path(tempfile.mkdtemp(prefix="build-", dir=index_dir))
     try:
         titles = [d.title for d in docs]
@@ -152,12 +154,20 @@ def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, enco
         LexicalIndex.build([f"{t}\n{x}" for t, x in zip(titles, texts)], config.k1, config.b).save(tmp / "lexical_doc")
         LexicalIndex.build(passages, config.k1, config.b).save(tmp / "lexical_passage")
         np.save(tmp / "passage_starts.npy", starts)
-        # Vectors already computed for this very corpus and encoder (e.g. by `citator train`) are reused.
+        # Vectors already computed for this very corpus and encoder (e.g. by `citator train`) are reused; document
+        # tokens for late interaction come from the same forward pass, when the artifacts' ranker reads them.
+        tokens_needed = needs_document_tokens(artifacts)
+        reusable = passage_tokens is not None and len(passage_tokens.offsets) == len(docs) + 1
+        late = passage_tokens if tokens_needed and reusable else None
         if passage_vectors is not None and passage_vectors.shape == (len(passages), encoder.dim):
             vectors = passage_vectors
+        elif tokens_needed:
+            vectors, late = TokenStore.encode(encoder, passages, starts, progress)
         else:
             vectors = encoder.encode_documents(passages, progress=progress)
         DenseIndex(vectors).save(tmp / "dense.npy")
+        if tokens_needed:
+            (late or TokenStore.encode(encoder, passages, starts, progress)[1]).save(tmp)
         if artifacts is not None:
             _add_artifacts(tmp, artifacts, docs, vectors, starts)
         (tmp / "doc_ids.json").write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
@@ -180,14 +190,30 @@ def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, enco
     return manifest
 
 
+def needs_document_tokens(artifacts: Artifacts | None) -> bool:
+    """Late interaction's document tokens are stored when the artifacts' ranker reads them (whichever fusion was
+    chosen: benchmarks score the ranker too), or while training is still choosing (its dev index scores them all)."""
+    if artifacts is None:
+        return False
+    if artifacts.info.get("complete") is not True:
+        return True
+    if artifacts.ranker_path is None:
+        return False
+    from citator.retrieve.ranker import load_ranker
+
+    return any(f.startswith(f"{LATE_SIGNAL}:") for f in load_ranker(artifacts.ranker_path).features)
+
+
 def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], passage_vectors: np.ndarray,
                    starts: np.ndarray) -> None:
-    """The proposition memory, the ranker, the memory's links to this corpus and the learned document vectors.
+    """The proposition memory, the ranker, the memory's links to this corpus, the learned document vectors and
+    the BM25 index of the documents expanded by the propositions that cite them.
 
     The fine-tuned encoder is a query encoder trained against the base encoder's passage vectors; build_index
     has checked that this index uses that same base encoder.
     """
     from citator.retrieve.doc_embedding import apply_deltas, base_document_vectors
+    from citator.retrieve.expansion import build_expanded_index
     from citator.retrieve.memory import PropositionMemory
 
     shutil.copytree(artifacts.memory_dir, data_dir / "memory")
@@ -197,6 +223,7 @@ def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], p
     rows, cols = memory.link([d.doc_id for d in docs], [d.title for d in docs])
     np.save(data_dir / "memory_links.npy", np.stack([rows, cols]))
     ids, titles = [d.doc_id for d in docs], [d.title for d in docs]
+    build_expanded_index(titles, [d.text for d in docs], memory, (rows, cols)).save(data_dir / "lexical_expanded")
     learned = apply_deltas(data_dir / "memory", ids, titles, base_document_vectors(passage_vectors, starts))
     if learned is not None:
         np.save(data_dir / "doc_embedding.npy", learned)

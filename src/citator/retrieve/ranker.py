@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from citator.data.atomic import write_json_atomic
-from citator.retrieve.fusion import normalise_topn
+from citator.models.encoder import TokenStates
+from citator.retrieve.fusion import interpolate, normalise_topn, top_k
+from citator.retrieve.late_interaction import DEPTH as LATE_DEPTH, SIGNAL as LATE_SIGNAL, TokenStore, maxsim
 
 _YEAR = re.compile(r"^(\d{4})")
 
@@ -34,24 +36,29 @@ def doc_years(doc_ids: Sequence[str]) -> np.ndarray:
 
 def candidate_features(
     signals: Mapping[str, np.ndarray], stances: Sequence[str], years: np.ndarray, candidates: np.ndarray, depth: int = 100,
-    citations: Mapping[str, np.ndarray] | None = None,
+    citations: Mapping[str, np.ndarray] | None = None, late: np.ndarray | None = None,
 ) -> tuple[list[str], np.ndarray]:
     """(feature names, array (n_queries, n_candidates, n_features)) for the given candidate doc indices.
 
     `citations` (per document: how many training propositions cite it; see memory.citation_counts) adds a prior:
     a document the training set cites often, and often with the query's stance, is more often the answer; among
     propositions asked with both stances, a document that refuted others tends to refute again.
+    `late` (n_queries, n_candidates): the late-interaction score of each candidate, NaN where it was not scored
+    (LightGBM routes missing values down a learned branch).
     """
     names: list[str] = []
     columns: list[np.ndarray] = []
     rows = np.arange(candidates.shape[0])[:, None]
-    for name in sorted(signals):
-        matrix = signals[name]
+    per_signal = [(name, signals[name][rows, candidates], normalise_topn(signals[name], depth)[rows, candidates])
+                  for name in signals]
+    if late is not None:
+        per_signal.append((LATE_SIGNAL, late, _normalise_scored(late)))
+    for name, raw, norm in sorted(per_signal, key=lambda item: item[0]):
         names.append(f"{name}:norm")
-        columns.append(normalise_topn(matrix, depth)[rows, candidates])
+        columns.append(norm)
         if not name.startswith("bm25"):
             names.append(f"{name}:raw")
-            columns.append(matrix[rows, candidates])
+            columns.append(raw)
     year = years[candidates]
     known = ~np.isnan(year)
     # Centred on the query's candidates: only the relative age of a candidate can matter to its rank.
@@ -77,6 +84,39 @@ def candidate_features(
     return names, np.stack(columns, axis=-1).astype(np.float32)
 
 
+def _normalise_scored(scores: np.ndarray) -> np.ndarray:
+    """Per query, the scored (non-NaN) candidates mapped so the best is 1 and the worst 0; NaN stays NaN."""
+    with np.errstate(invalid="ignore"):
+        if np.isnan(scores).all():
+            return scores.astype(np.float32)
+        top = np.nanmax(scores, axis=1, keepdims=True)
+        floor = np.nanmin(scores, axis=1, keepdims=True)
+    span = np.where(top - floor > 1e-12, top - floor, 1.0)
+    return ((scores - floor) / span).astype(np.float32)
+
+
+def ranked_candidates(
+    signals: Mapping[str, np.ndarray], stances: Sequence[str], years: np.ndarray, weights: Mapping[str, float],
+    depth: int, norm_depth: int = 100, citations: Mapping[str, np.ndarray] | None = None,
+    tokens: TokenStates | None = None, store: TokenStore | None = None,
+) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+    """The interpolation's scores, its top `depth` candidates per query, and the ranker's features for them.
+
+    With query `tokens` and a document token `store`, the first late_interaction.DEPTH candidates are also scored
+    by late interaction (the others get NaN). Search and training share this, so a ranker sees its features
+    computed the same way in both.
+    """
+    base = interpolate(signals, weights, norm_depth)
+    cand, _ = top_k(base, depth)
+    late = None
+    if tokens is not None and store is not None:
+        late = np.full(cand.shape, np.nan, dtype=np.float32)
+        scored = min(LATE_DEPTH, cand.shape[1])
+        late[:, :scored] = maxsim(tokens, cand[:, :scored], store)
+    names, x = candidate_features(signals, stances, years, cand, norm_depth, citations=citations, late=late)
+    return base, cand, names, x
+
+
 def _select(features: Sequence[str], names: Sequence[str], x: np.ndarray) -> np.ndarray:
     """The columns of x (labelled by `names`) that a ranker's `features` name, in its order."""
     missing = [f for f in features if f not in names]
@@ -98,7 +138,8 @@ class LinearRanker:
         """Logit of relevance per candidate; `names` label the last axis of x and must include this ranker's features."""
         x = _select(self.features, names, x)
         z = (x - np.asarray(self.mean, dtype=np.float32)) / np.asarray(self.scale, dtype=np.float32)
-        return z @ np.asarray(self.weights, dtype=np.float32) + self.bias
+        # A missing feature (NaN) counts as its training mean, as in fitting.
+        return np.nan_to_num(z) @ np.asarray(self.weights, dtype=np.float32) + self.bias
 
     def save(self, path: Path) -> None:
         write_json_atomic(path, {"kind": "linear", **self.__dict__})

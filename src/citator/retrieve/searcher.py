@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,13 +14,16 @@ from citator.data.records import Query, ResultLine, ScoredDoc
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve import dense as dense_module
 from citator.retrieve.dense import DenseIndex
+from citator.retrieve.expansion import SIGNAL as EXPANDED
 from citator.retrieve.fusion import interpolate, rrf, top_k
 from citator.retrieve.index_dir import Manifest, read_manifest
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.passages import document_of_passage, max_per_document
-from citator.retrieve.ranker import Ranker, candidate_features, doc_years, load_ranker
+from citator.retrieve.late_interaction import SIGNAL as LATE_SIGNAL, TokenStore
+from citator.retrieve.ranker import Ranker, doc_years, load_ranker, ranked_candidates
 
 if TYPE_CHECKING:
+    from citator.models.encoder import TokenStates
     from citator.retrieve.memory import PropositionMemory
 
 # A signal maps a batch of queries to a (n_queries, n_docs) score matrix.
@@ -31,6 +35,17 @@ DENSE_TOP_PASSAGES = 1000
 MEMORY_SIGNALS = ("memory_max", "memory_same", "memory_vote", "memory_centroid")
 # Signals of the fine-tuned query encoder (one encoding per query feeds them all).
 LEARNED_SIGNALS = ("ft_dense", *MEMORY_SIGNALS, "doc_embedding")
+# Every signal that trained parts give (the encoder's, and BM25 over documents expanded by the propositions that
+# cite them): training's out-of-fold features recompute these from parts fitted without the query's fold.
+TRAINED_SIGNALS = (*LEARNED_SIGNALS, EXPANDED)
+
+
+@dataclass(frozen=True)
+class EncodedQueries:
+    """A batch's fine-tuned query vectors and, where late interaction is used, their token states."""
+
+    vectors: np.ndarray
+    tokens: TokenStates | None
 
 
 def learned_signals(
@@ -83,6 +98,8 @@ class StanceSearcher:
             "dense": lambda qs: self._dense_maxp(self.encoder.encode_queries([q.text for q in qs], [q.stance for q in qs])),
         }
         self.ranker: Ranker | None = None
+        self.lexical_expanded: LexicalIndex | None = None
+        self.late_store: TokenStore | None = None
         self.doc_vectors: np.ndarray | None = None
         self.citations: dict[str, np.ndarray] | None = None
         if self.manifest.artifacts_path is not None:
@@ -105,6 +122,11 @@ class StanceSearcher:
                 self.doc_vectors = np.load(path("doc_embedding.npy"))
             if path("ranker.json").is_file():
                 self.ranker = load_ranker(path("ranker.json"))
+            if TokenStore.present(self.index_dir / self.manifest.data_dir):
+                self.late_store = TokenStore.load(self.index_dir / self.manifest.data_dir)
+            if path("lexical_expanded").is_dir():  # indexes built before the expansion existed have none
+                expanded = self.lexical_expanded = LexicalIndex.load(path("lexical_expanded"))
+                self.signals[EXPANDED] = lambda qs: expanded.score_all([q.text for q in qs])
 
     @property
     def encoder(self):  # type: ignore[no-untyped-def]
@@ -126,13 +148,28 @@ class StanceSearcher:
         np.maximum.at(out, (rows, self.doc_of_passage[idx.ravel()]), scores.ravel().astype(np.float32))
         return out
 
-    def _learned(self, queries: Sequence[Query], names: Sequence[str]) -> dict[str, np.ndarray]:
-        """The fine-tuned encoder's signals from one encoding per query (in its stance's form).
+    def encode(self, queries: Sequence[Query]) -> EncodedQueries:
+        """One pass of the fine-tuned encoder over the queries (in their stance's form): the vector every learned
+        signal uses and, when the index holds document tokens for the ranker's late interaction, the token states.
 
         The memory entries were encoded in the stance-neutral form; matching them with the stance form instead
         measured the same on CaseFacts dev (learned fusion 0.4560 vs 0.4566) and saves a second encoding.
         """
-        vectors = self.ft_encoder.encode_queries([q.text for q in queries], [q.stance for q in queries])
+        texts, stances = [q.text for q in queries], [q.stance for q in queries]
+        if not self.uses_late_interaction:
+            return EncodedQueries(self.ft_encoder.encode_queries(texts, stances), None)
+        return EncodedQueries(*self.ft_encoder.encode_queries_with_tokens(texts, stances))
+
+    @property
+    def uses_late_interaction(self) -> bool:
+        """The ranker has late-interaction features and the index holds the document tokens they need."""
+        return (self.late_store is not None and self.ranker is not None
+                and any(f.startswith(f"{LATE_SIGNAL}:") for f in self.ranker.features))
+
+    def _learned(self, queries: Sequence[Query], names: Sequence[str], encoded: EncodedQueries | None
+                 ) -> dict[str, np.ndarray]:
+        """The fine-tuned encoder's signals from one encoding per query."""
+        vectors = (encoded or self.encode(queries)).vectors
         return learned_signals(vectors, [q.stance for q in queries], names, self._dense_maxp, self.memory,
                                self.memory_links, self.doc_vectors, len(self.doc_ids))
 
@@ -142,23 +179,28 @@ class StanceSearcher:
         learned = [n for n in LEARNED_SIGNALS if n != "doc_embedding" or self.doc_vectors is not None]
         return list(self.signals) + learned
 
-    def signal_matrices(self, queries: Sequence[Query], names: Sequence[str]) -> dict[str, np.ndarray]:
+    def signal_matrices(self, queries: Sequence[Query], names: Sequence[str], encoded: EncodedQueries | None = None
+                        ) -> dict[str, np.ndarray]:
+        """(n_queries, n_docs) scores of each named signal; `encoded`: this batch's `encode`, if already made."""
         out = {name: self.signals[name](queries) for name in names if name in self.signals}
         if self.manifest.artifacts_path and any(n in LEARNED_SIGNALS for n in names):
-            out.update(self._learned(queries, names))
+            out.update(self._learned(queries, names, encoded))
         return out
 
     def fuse(self, signals: Mapping[str, np.ndarray], queries: Sequence[Query] | None = None,
-             config: RetrievalConfig | None = None) -> np.ndarray:
+             config: RetrievalConfig | None = None, encoded: EncodedQueries | None = None) -> np.ndarray:
         """One score per document; with learned fusion, the ranker reorders the interpolation's top candidates."""
         config = config or self.config
         if config.fusion == "rrf":
             return rrf(signals, config.weights, config.rrf_k)
-        base = interpolate(signals, config.weights, config.norm_depth)
         if config.fusion != "learned" or self.ranker is None or queries is None:
-            return base
-        cand, _ = top_k(base, self.ranker.candidates)
-        names, x = candidate_features(signals, [q.stance for q in queries], self.years, cand, citations=self.citations)
+            return interpolate(signals, config.weights, config.norm_depth)
+        tokens = None
+        if self.uses_late_interaction:
+            tokens = (encoded if encoded is not None and encoded.tokens is not None else self.encode(queries)).tokens
+        base, cand, names, x = ranked_candidates(signals, [q.stance for q in queries], self.years, config.weights,
+                                                 self.ranker.candidates, config.norm_depth, self.citations, tokens,
+                                                 self.late_store)
         logits = self.ranker.score(names, x)
         # Candidates rank by the ranker, above every non-candidate (which keep their interpolated order below).
         out = base - base.max() - 1.0 - np.abs(base.min())
@@ -180,7 +222,8 @@ class StanceSearcher:
         out: list[ResultLine] = []
         for start in range(0, len(queries), batch_size):
             batch = queries[start : start + batch_size]
-            fused = self.fuse(self.signal_matrices(batch, names), batch)
+            encoded = self.encode(batch) if self.manifest.artifacts_path and any(n in LEARNED_SIGNALS for n in names) else None
+            fused = self.fuse(self.signal_matrices(batch, names, encoded), batch, encoded=encoded)
             fused = np.nan_to_num(fused, nan=0.0, posinf=0.0, neginf=0.0)
             idx, scores = top_k(fused, k)
             # Plain lists: iterating numpy rows element by element (memmap-derived, too) costs ~80 us a query.

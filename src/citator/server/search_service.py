@@ -55,8 +55,9 @@ def serve(index_dir: str | Path) -> None:
             os.unlink(path)
         server = socketserver.UnixStreamServer(path, Handler)
     os.chmod(directory / "search.sock", 0o666)
-    for lexical in (searcher.lexical_doc, searcher.lexical_passage):
-        lexical.use_numba()
+    for lexical in (searcher.lexical_doc, searcher.lexical_passage, searcher.lexical_expanded):
+        if lexical is not None:
+            lexical.use_numba()
     # A warm-up query pays one-off costs (first encoder call, numba JIT) before anyone waits on them.
     searcher.search([Query("warm-up", "warm up", "all")], 1)
     write_text_atomic(directory / PID_NAME, f"{os.getpid()}\n")
