@@ -126,6 +126,10 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     assert searcher.lexical_expanded is not None
     assert searcher.doc_vectors is not None and searcher.doc_vectors.shape[0] == len(searcher.doc_ids)
     assert "dense" not in searcher.needed_signals()
+    # The ranker reads late interaction, so the index holds every document's content tokens and searches use them.
+    assert searcher.ranker is not None and "maxsim:raw" in searcher.ranker.features
+    assert searcher.uses_late_interaction and searcher.late_store is not None
+    assert len(searcher.late_store.offsets) == len(searcher.doc_ids) + 1 and len(searcher.late_store.tokens) > 0
     all_queries = read_queries(queries)
     results = searcher.search(all_queries, 10)
     assert validate_results(results, set(searcher.doc_ids), all_queries, 10) == []
