@@ -18,8 +18,9 @@ def fit_linear_ranker(
     flat = x.reshape(-1, nf).astype(np.float64)
     labels = y.reshape(-1).astype(np.float64)
     # Features missing for some candidates (NaN: late interaction scores only the top ones) count as their mean.
-    mean = np.nan_to_num(np.nanmean(flat, axis=0)) if np.isnan(flat).any() else flat.mean(axis=0)
-    scale = np.nan_to_num(np.nanstd(flat, axis=0)) if np.isnan(flat).any() else flat.std(axis=0)
+    missing = np.isnan(flat).any()
+    mean = np.nan_to_num(np.nanmean(flat, axis=0)) if missing else flat.mean(axis=0)
+    scale = np.nan_to_num(np.nanstd(flat, axis=0)) if missing else flat.std(axis=0)
     scale[scale < 1e-9] = 1.0
     z = np.nan_to_num((flat - mean) / scale)
     # Each query has the same total weight, and its positives as much weight as its negatives.

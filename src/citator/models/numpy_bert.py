@@ -152,18 +152,23 @@ class NumpyBertEncoder(Encoder):
         formatted = [self.format_query(t, s) for t, s in zip(texts, stances)]
         encodings = self.tokenizer.encode_batch(formatted)
         vectors, states = self._encode_encodings(encodings, batch_size, keep_states=True)
-        if self._content is None:
-            vocab = [self.tokenizer.id_to_token(i) or "" for i in range(self.tokenizer.get_vocab_size())]
-            special = {t.content for t in self.tokenizer.get_added_tokens_decoder().values() if t.special}
-            self._content = content_vocabulary(vocab, special)
+        content = self.content_vocabulary()
         kept = []
         for e, h, stance in zip(encodings, states, stances):
             starts = np.array([start for start, _ in e.offsets], dtype=np.int64)
             # As the torch backend: a token that starts within the prefix is the prefix's.
-            keep = self._content[np.array(e.ids, dtype=np.int64)] & ~(starts < len(self.query_prefix(stance)))
+            keep = content[np.array(e.ids, dtype=np.int64)] & ~(starts < len(self.query_prefix(stance)))
             part = h[keep]
             kept.append(part / np.maximum(np.linalg.norm(part, axis=1, keepdims=True), 1e-12))
         return vectors, pad_token_states(kept, self.dim)
+
+    def content_vocabulary(self) -> np.ndarray:
+        """Per token id: True for a content token (not special, not punctuation only, not an English stopword)."""
+        if self._content is None:
+            vocab = [self.tokenizer.id_to_token(i) or "" for i in range(self.tokenizer.get_vocab_size())]
+            special = {t.content for t in self.tokenizer.get_added_tokens_decoder().values() if t.special}
+            self._content = content_vocabulary(vocab, special)
+        return self._content
 
     def encode_documents(self, texts: Sequence[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         return self._encode(list(texts), batch_size)

@@ -27,7 +27,7 @@ from citator.data.records import Document
 from citator.retrieve.artifacts import Artifacts
 from citator.retrieve.config import BASE_SIGNALS, RetrievalConfig
 from citator.retrieve.dense import DenseIndex
-from citator.retrieve.late_interaction import SIGNAL as LATE_SIGNAL, TokenStore
+from citator.retrieve.late_interaction import TokenStore, reads_late_interaction
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.passages import PassageSpec, passage_layout
 
@@ -167,7 +167,7 @@ def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, enco
             vectors = encoder.encode_documents(passages, progress=progress)
         DenseIndex(vectors).save(tmp / "dense.npy")
         if tokens_needed:
-            (late or TokenStore.encode(encoder, passages, starts, progress)[1]).save(tmp)
+            (late if late is not None else TokenStore.encode(encoder, passages, starts, progress)[1]).save(tmp)
         if artifacts is not None:
             _add_artifacts(tmp, artifacts, docs, vectors, starts)
         (tmp / "doc_ids.json").write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
@@ -201,7 +201,7 @@ def needs_document_tokens(artifacts: Artifacts | None) -> bool:
         return False
     from citator.retrieve.ranker import load_ranker
 
-    return any(f.startswith(f"{LATE_SIGNAL}:") for f in load_ranker(artifacts.ranker_path).features)
+    return reads_late_interaction(load_ranker(artifacts.ranker_path).features)
 
 
 def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], passage_vectors: np.ndarray,

@@ -100,6 +100,11 @@ class TokenStore:
         return self.tokens[lo:hi].astype(np.float32) * self.scales[lo:hi, None]
 
 
+def reads_late_interaction(features: Sequence[str]) -> bool:
+    """Whether a ranker with these feature names scores late interaction (and so needs the document tokens)."""
+    return any(f.startswith(f"{SIGNAL}:") for f in features)
+
+
 def quantise(states: np.ndarray, rows: np.ndarray | None = None, chunk: int = 65536) -> tuple[np.ndarray, np.ndarray]:
     """Symmetric int8 per row (of `states`, or of its `rows`): int8 states and float32 scales with
     states ~= int8 * scale, |int8| <= 127."""

@@ -19,7 +19,7 @@ from citator.retrieve.fusion import interpolate, rrf, top_k
 from citator.retrieve.index_dir import Manifest, read_manifest
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.passages import document_of_passage, max_per_document
-from citator.retrieve.late_interaction import SIGNAL as LATE_SIGNAL, TokenStore
+from citator.retrieve.late_interaction import TokenStore, reads_late_interaction
 from citator.retrieve.ranker import Ranker, doc_years, load_ranker, ranked_candidates
 
 if TYPE_CHECKING:
@@ -163,8 +163,7 @@ class StanceSearcher:
     @property
     def uses_late_interaction(self) -> bool:
         """The ranker has late-interaction features and the index holds the document tokens they need."""
-        return (self.late_store is not None and self.ranker is not None
-                and any(f.startswith(f"{LATE_SIGNAL}:") for f in self.ranker.features))
+        return self.late_store is not None and self.ranker is not None and reads_late_interaction(self.ranker.features)
 
     def _learned(self, queries: Sequence[Query], names: Sequence[str], encoded: EncodedQueries | None
                  ) -> dict[str, np.ndarray]:
@@ -183,9 +182,12 @@ class StanceSearcher:
                         ) -> dict[str, np.ndarray]:
         """(n_queries, n_docs) scores of each named signal; `encoded`: this batch's `encode`, if already made."""
         out = {name: self.signals[name](queries) for name in names if name in self.signals}
-        if self.manifest.artifacts_path and any(n in LEARNED_SIGNALS for n in names):
+        if self._uses_ft_encoder(names):
             out.update(self._learned(queries, names, encoded))
         return out
+
+    def _uses_ft_encoder(self, names: Sequence[str]) -> bool:
+        return bool(self.manifest.artifacts_path) and any(n in LEARNED_SIGNALS for n in names)
 
     def fuse(self, signals: Mapping[str, np.ndarray], queries: Sequence[Query] | None = None,
              config: RetrievalConfig | None = None, encoded: EncodedQueries | None = None) -> np.ndarray:
@@ -222,7 +224,7 @@ class StanceSearcher:
         out: list[ResultLine] = []
         for start in range(0, len(queries), batch_size):
             batch = queries[start : start + batch_size]
-            encoded = self.encode(batch) if self.manifest.artifacts_path and any(n in LEARNED_SIGNALS for n in names) else None
+            encoded = self.encode(batch) if self._uses_ft_encoder(names) else None
             fused = self.fuse(self.signal_matrices(batch, names, encoded), batch, encoded=encoded)
             fused = np.nan_to_num(fused, nan=0.0, posinf=0.0, neginf=0.0)
             idx, scores = top_k(fused, k)
