@@ -84,3 +84,21 @@ def test_many_documents_scored_on_threads_match_one_by_one() -> None:
     one_by_one = np.stack([np.concatenate([maxsim(queries.rows([i]), candidates[i : i + 1, j : j + 1], store)[0]
                                            for j in range(100)]) for i in range(20)])
     assert np.abs(together - one_by_one).max() < 1e-6
+
+
+def test_encoding_in_chunks_of_documents_gives_the_store_of_one_pass(minilm_dir: Path) -> None:
+    from citator.models.transformer_encoder import TransformerEncoder
+
+    encoder = TransformerEncoder(minilm_dir, device="cpu")
+    passages = ["The court held the search unlawful.", "A warrant was required.", "Congress may regulate commerce.",
+                "Fraud is not protected speech; the court said so twice.", "", "Miranda warnings protect suspects."]
+    starts = np.array([0, 2, 3, 4])  # four documents: passages 0-1, 2, 3, 4-5 (one passage empty)
+    whole_vectors, whole = TokenStore.encode(encoder, passages, starts, docs_per_chunk=100)
+    vectors, chunked = TokenStore.encode(encoder, passages, starts, docs_per_chunk=1)
+    assert np.array_equal(chunked.offsets, whole.offsets) and chunked.offsets[-1] > 0
+    np.testing.assert_allclose(vectors, whole_vectors, atol=1e-5)
+    for d in range(len(starts)):
+        np.testing.assert_allclose(chunked.document(d), whole.document(d), atol=2e-2)
+    # Each document's rows are its own: document 2's tokens are those of its single passage alone.
+    alone = TokenStore.encode(encoder, passages[3:4], np.array([0]))[1]
+    np.testing.assert_allclose(chunked.document(2), alone.document(0), atol=2e-2)
