@@ -34,3 +34,13 @@ def test_perfect_and_swapped_rankings() -> None:
 def test_missing_both_is_not_a_win() -> None:
     none = stance_discrimination(QUERIES, QRELS, {"p1:supported": ["zz"], "p1:refuted": ["new"]})
     assert none.outranks_by_stance == {"supported": 0.0, "refuted": 1.0}
+
+
+def test_a_document_of_both_stances_counts_for_neither_in_strict_ndcg() -> None:
+    qrels = Qrels.from_dict({"p1:supported": {"old": 1, "both": 1}, "p1:refuted": {"new": 1, "both": 1}})
+    result = stance_discrimination(QUERIES, qrels, {"p1:supported": ["both", "old"], "p1:refuted": ["both", "new"]})
+    # Only "old" (supported) and "new" (refuted) are their stance's own: each sits second, so 1 / log2(3).
+    assert result.strict_ndcg["supported"] == pytest.approx(1 / 1.584962500721156)
+    assert result.strict_ndcg["refuted"] == pytest.approx(1 / 1.584962500721156)
+    # Nor does it decide the order: the stance's own document outranks the other stance's.
+    assert result.outranks_rate == 1.0

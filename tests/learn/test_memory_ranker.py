@@ -42,11 +42,34 @@ def test_memory_signals_stance_and_exclusion() -> None:
     assert out["memory_max"][0, 0] > out["memory_max"][0, 1] > out["memory_max"][0, 2]
     # Same-stance: a refuted query only hears refuting propositions.
     assert out["memory_same"][0, 0] == -1.0 and out["memory_same"][0, 1] > 0.9
+    # The vote is a softmax over the nearest propositions: it follows similarity, and the far one gets nothing.
     assert out["memory_vote"][0].sum() == pytest.approx(1.0, abs=1e-5)
+    assert out["memory_vote"][0, 0] > out["memory_vote"][0, 1] > 0.4 and out["memory_vote"][0, 2] < 1e-6
     # Document-side expansion: each document is the centroid of the propositions citing it (here one each).
     assert out["memory_centroid"][0] == pytest.approx((q @ VECTORS.T)[0], abs=1e-5)
+    # An `all` query hears every stance.
+    assert np.array_equal(memory_signals(q, ["all"], memory, links, 3)["memory_same"], out["memory_max"])
+    # Its own proposition cannot vote for it, in any signal.
     hidden = memory_signals(q, ["refuted"], memory, links, 3, exclude=["p1"])
-    assert hidden["memory_max"][0, 0] == -1.0  # its own proposition cannot vote for it
+    assert hidden["memory_max"][0, 0] == -1.0
+    hidden = memory_signals(q, ["refuted"], memory, links, 3, exclude=["p2"])
+    assert hidden["memory_max"][0, 1] == hidden["memory_same"][0, 1] == -1.0
+    assert hidden["memory_vote"][0, 1] < 1e-6 and hidden["memory_vote"][0, 0] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_document_side_expansion_is_the_centroid_of_every_citing_proposition() -> None:
+    entries = [*ENTRIES, MemoryEntry("p4", "refuted", "another wording", ("1970.1",), ("Old v. Rule",))]
+    memory = PropositionMemory(entries, np.vstack([VECTORS, unit([0, 1, 0])]))
+    links = memory.link(["1970.1", "1990.2", "2000.3"], ["", "", ""])
+    q = unit([1, 0.05, 0])
+    out = memory_signals(q, ["supported"], memory, links, 3)
+    assert out["memory_centroid"][0, 0] == pytest.approx(float(q[0] @ unit([1, 1, 0])[0]), abs=1e-5)
+    assert out["memory_centroid"][0, 1:] == pytest.approx((q @ VECTORS.T)[0, 1:], abs=1e-5)
+    # Max takes the closer citing proposition; same-stance only the supporting one (p1), not the refuting p4.
+    assert out["memory_max"][0, 0] == pytest.approx(float(q[0] @ VECTORS[0]), abs=1e-5)
+    assert out["memory_same"][0, 0] == pytest.approx(float(q[0] @ VECTORS[0]), abs=1e-5)
+    refuted = memory_signals(q, ["refuted"], memory, links, 3)
+    assert refuted["memory_same"][0, 0] == pytest.approx(float(q[0, 1]), abs=1e-5)  # p4 = [0, 1, 0]
 
 
 def test_memory_round_trip(tmp_path: Path) -> None:
@@ -182,5 +205,9 @@ def test_linear_ranker_counts_a_missing_feature_as_its_mean() -> None:
     x = np.stack([good, partial], axis=-1)
     ranker = fit_linear_ranker(["good", "partial"], x, y)
     assert np.isfinite(ranker.weights).all() and np.isfinite(ranker.mean).all()
+    assert ranker.mean[1] == pytest.approx(float(np.nanmean(partial)), rel=1e-5)
     scores = ranker.score(["good", "partial"], x)
     assert np.isfinite(scores).all() and (y[np.arange(nq), np.argmax(scores, axis=1)] == 1).mean() > 0.8
+    # At search time too, a missing value scores exactly as its training mean would.
+    filled = np.stack([good, np.where(np.isnan(partial), np.float32(ranker.mean[1]), partial)], axis=-1)
+    assert np.allclose(scores, ranker.score(["good", "partial"], filled), atol=1e-5)

@@ -19,11 +19,26 @@ def test_query_finetuning_lowers_the_loss(tiny_qwen3_embedding_dir: Path, tmp_pa
     passages = rng.normal(size=(12, 32)).astype(np.float32)
     passages /= np.linalg.norm(passages, axis=1, keepdims=True)
     starts = np.array([0, 3, 6, 9])
-    examples = [QueryExample(f"question number {i} about doc {i % 4}", "all", (i % 4,), ((i + 1) % 4,)) for i in range(16)]
+    stances = ["supported", "refuted"]
+    examples = [QueryExample(f"question number {i} about doc {i % 4}", stances[i % 2], (i % 4,), ((i + 1) % 4,))
+                for i in range(16)]
     stats = finetune_query_encoder(tiny_qwen3_embedding_dir, examples, passages, starts, tmp_path / "ft",
                                    FinetuneConfig(epochs=12, batch_size=8, learning_rate=3e-3, frozen_layers=0), progress=False)
     assert stats["loss_last_tenth"] < 0.7 * stats["loss_first_tenth"]
-    assert (tmp_path / "ft" / "config.json").is_file()
+
+    # The saved directory is the trained model, not the base: its queries find their document, above the
+    # opposite-stance one, where the base's do not.
+    from citator.models.encoder import load_encoder
+
+    def doc_scores(model_dir: Path) -> np.ndarray:
+        q = load_encoder(model_dir).encode_queries([e.text for e in examples], [e.stance for e in examples])
+        return np.maximum.reduceat(q @ passages.T, starts, axis=1)
+
+    rows = np.arange(len(examples))
+    pos, opp = np.array([e.positives[0] for e in examples]), np.array([e.opposite[0] for e in examples])
+    tuned, base = doc_scores(tmp_path / "ft"), doc_scores(tiny_qwen3_embedding_dir)
+    assert (tuned[rows, pos] - tuned[rows, opp]).mean() > (base[rows, pos] - base[rows, opp]).mean() + 0.1
+    assert (tuned.argmax(axis=1) == pos).mean() >= 0.75 > (base.argmax(axis=1) == pos).mean()
 
 
 def test_paired_order_puts_queries_of_one_document_side_by_side_and_keeps_each_once() -> None:
@@ -65,8 +80,16 @@ def test_test_split_is_never_loaded(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, Path], tmp_path: Path) -> None:
+def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, Path], small_index: Path,
+                                                   tmp_path: Path) -> None:
     from citator.cli.main import main
+    from citator.data import read_corpus, read_ground_truth
+    from citator.evaluate import evaluate
+    from citator.learn.pairs import QUERY_PREFIXES, query_examples
+    from citator.learn.train import _examples_hash
+    from citator.models.encoder import load_encoder
+    from citator.models.transformer_encoder import QUERY_FORMAT_FILE
+    from citator.retrieve.ranker import LinearRanker, TreeRanker, load_ranker
     from citator.retrieve.index_dir import read_manifest
     from citator.retrieve.searcher import StanceSearcher
 
@@ -85,14 +108,29 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     assert set(manifest["dev_ndcg@10"]) >= {"bm25", "dense", "ft_dense", "memory_max", "doc_embedding", "bm25_expanded",
                                             "learned fusion (2-fold CV on dev)",
                                             "LambdaMART (fitted on train, out-of-fold)"}
-    assert manifest["ranker"] in ("none", "linear", "lambdamart")
-    # The out-of-fold features came from encoders fine-tuned without their fold (on other examples than the full one).
+    # The fusion is the one that scored best on dev, and the shipped ranker is that one.
+    dev = manifest["dev_ndcg@10"]
+    by_ranker = {"none": dev["interpolation (tuned on dev)"], "linear": dev["learned fusion (2-fold CV on dev)"],
+                 "lambdamart": dev["LambdaMART (fitted on train, out-of-fold)"]}
+    assert by_ranker[manifest["ranker"]] == max(by_ranker.values())
+    assert manifest["fusion"] == ("interpolate" if manifest["ranker"] == "none" else "learned")
+    shipped = load_ranker(art / "ranker.json")
+    assert isinstance(shipped, TreeRanker if manifest["ranker"] == "lambdamart" else LinearRanker)
+    # The out-of-fold features came from encoders fine-tuned on exactly the other fold's train queries.
+    train_q, train_qrels = load_labeled([(queries, small_stance_set["gt"])], "train")
+    doc_ids = [d.doc_id for d in read_corpus(small_stance_set["corpus"])]
+    fold_of = proposition_folds(train_q, 2)
     full = json.loads((art / "encoder" / "citator_finetune.json").read_text())
+    assert full["examples_sha256"] == _examples_hash(query_examples(train_q, train_qrels, doc_ids))
     for f in (0, 1):
         fold = json.loads((art / "work" / "folds" / f"fold-{f}" / "encoder" / "citator_finetune.json").read_text())
-        assert fold["examples_sha256"] != full["examples_sha256"]
+        others = [q for q, k in zip(train_q, fold_of) if k != f]
+        assert fold["examples_sha256"] == _examples_hash(query_examples(others, train_qrels, doc_ids))
     assert "dense" not in manifest["weights"]  # superseded by ft_dense: searches encode each query once
-    assert (art / "encoder" / "citator_query_format.json").is_file() and (art / "ranker.json").is_file()
+    # The fine-tuned MiniLM carries its learned stance instructions and applies them.
+    saved_format = json.loads((art / "encoder" / QUERY_FORMAT_FILE).read_text())
+    assert saved_format["query_prefixes"] == QUERY_PREFIXES
+    assert load_encoder(art / "encoder").format_query("x", "refuted") == QUERY_PREFIXES["refuted"] + "x"
     assert not (art / "work" / "dev-index").exists()
     # Selection over, the shipped memory holds train's and dev's propositions (dev ones encoded like train's).
     props = {split: {r["proposition_id"] for r in rows if r["split"] == split} for split in ("train", "dev")}
@@ -133,6 +171,14 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     all_queries = read_queries(queries)
     results = searcher.search(all_queries, 10)
     assert validate_results(results, set(searcher.doc_ids), all_queries, 10) == []
+    # The artifacts are what ranks: on these (learned) queries they beat the same corpus indexed without them.
+    qrels = read_ground_truth(small_stance_set["gt"])
+    ids = [q.query_id for q in all_queries]
+
+    def ndcg(res) -> float:  # type: ignore[no-untyped-def]
+        return evaluate(qrels, {r.query_id: [d.doc_id for d in r.results] for r in res}, ["ndcg@10"], ids)["ndcg@10"]
+
+    assert ndcg(results) > ndcg(StanceSearcher(small_index).search(all_queries, 10)) + 0.05
     assert searcher._encoder is None  # the base encoder was never needed, so never loaded
     # A cold run.sh (numpy query encoder) ranks exactly as the server (torch) does.
     cold = StanceSearcher(index, cold=True)
