@@ -1,17 +1,20 @@
-"""Probes, not shipped parts: do two more proposition-memory signals add anything to CaseFacts' dev fusion?
+"""Probes, not shipped parts: do three more signals add anything to CaseFacts' dev fusion?
 
 1. `memory_bm25`: BM25 of the query against each training proposition on its own, the best one citing each
    document (bm25_expanded instead scores each document followed by all the propositions citing it).
 2. `memory_maxsim`: late interaction (mean over the query's content tokens of the best cosine) against the content
    tokens of every training proposition citing the document, for the interpolation's top 100; the same against
    the document's own tokens (what the shipped ranker reads) is printed beside it for scale.
+3. `closing_maxsim`: late interaction against the tokens of each document's last passage only (the CaseFacts
+   summaries end with the question and the conclusion, where the holding is stated), alone and beside the
+   document's own. The build already encodes every passage, so this store would cost no extra encoding.
 
 Each is added to the interpolation with the weights `citator train` chose on dev for the shipped artifacts,
 with the memory rebuilt from train only (as during selection, before dev joined it). Needs `make artifacts` and the
 benchmark index (`benchmarks/learning.py --datasets casefacts --artifacts casefacts=artifacts`), whose document
 tokens and lexical index do not depend on the memory; reads train and dev only.
 
-    .venv/bin/python benchmarks/experiments/memory_probes.py
+    .venv/bin/python benchmarks/experiments/fusion_probes.py
 
 Writes nothing. Results are in BENCHMARKS.md (learning section, "Tried this round and not kept").
 """
@@ -25,12 +28,13 @@ import numpy as np
 
 from citator.data import read_corpus
 from citator.learn import train as T
-from citator.models.encoder import load_encoder
+from citator.models.encoder import default_encoder_path, load_encoder
 from citator.retrieve.expansion import build_expanded_index
 from citator.retrieve.fusion import interpolate, top_k
 from citator.retrieve.late_interaction import TokenStore, maxsim, quantise
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.memory import PropositionMemory, memory_signals
+from citator.retrieve.passages import PassageSpec, passage_layout
 from citator.retrieve.searcher import StanceSearcher
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,10 +98,25 @@ def main() -> None:
 
     memory_late = on_candidates(maxsim(query_tokens, cand, store))
     document_late = on_candidates(maxsim(query_tokens, cand, searcher.late_store))
-    print(f"\n2. late interaction on the top 100: weight  memory_maxsim  document maxsim (for scale)")
+    print("\n2. late interaction on the top 100: weight  memory_maxsim  document maxsim (for scale)")
     for w in (0.25, 0.5, 1.0):
         print(f"   {w:>32}  {ndcg(interpolate({**signals, 'x': memory_late}, {**weights, 'x': w})):>13.4f}"
               f"  {ndcg(interpolate({**signals, 'x': document_late}, {**weights, 'x': w})):>15.4f}")
+
+    passages, starts = passage_layout([d.title for d in docs], [d.text for d in docs], PassageSpec())
+    base_encoder = load_encoder(default_encoder_path())
+    closing_texts = [passages[end - 1] for end in np.append(starts[1:], len(passages))]
+    _, closing_states, closing_ids = base_encoder.encode_documents_with_tokens(closing_texts)
+    closing = TokenStore.from_passages(closing_states, closing_ids, np.arange(len(docs)), base_encoder.dim)
+    closing_late = on_candidates(maxsim(query_tokens, cand, closing))
+    print(f"\n3. closing passage ({len(closing.tokens)} tokens; the documents' store {len(searcher.late_store.tokens)}):")
+    print("   weight  closing alone  document alone  both, closing at half / full weight")
+    for w in (0.5, 1.0):
+        both = [ndcg(interpolate({**signals, "x": closing_late, "d": document_late}, {**weights, "x": wx, "d": w}))
+                for wx in (w / 2, w)]
+        print(f"   {w:>6}  {ndcg(interpolate({**signals, 'x': closing_late}, {**weights, 'x': w})):>13.4f}"
+              f"  {ndcg(interpolate({**signals, 'x': document_late}, {**weights, 'x': w})):>14.4f}"
+              f"  {both[0]:.4f} / {both[1]:.4f}")
 
 
 if __name__ == "__main__":
