@@ -29,14 +29,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 from citator.data import read_corpus, read_ground_truth, read_queries
+from citator.retrieve.ranker import doc_years
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "stance" / "casefacts"
 SPLITS = ("train", "dev")
-
-
-def year(doc_id: str) -> int:
-    """Decision term from an Oyez doc id: `2009.08-472` -> 2009, `1789_1850.10us87` -> 1850 (the range's end)."""
-    return int(doc_id.split(".")[0].split("_")[-1])
 
 
 def overruled_pairs() -> list[tuple[str, frozenset[str], frozenset[str]]]:
@@ -78,8 +74,8 @@ def main() -> None:
     train_edges = {(x, y) for split, xs, ys in pairs if split == "train" for x in xs for y in ys}
     for split in SPLITS:
         rows = [(xs, ys) for s, xs, ys in pairs if s == split]
-        later = sum(min(map(year, ys)) > max(map(year, xs)) for xs, ys in rows)
-        some = sum(max(map(year, ys)) > min(map(year, xs)) for xs, ys in rows)
+        later = sum(doc_years(sorted(ys)).min() > doc_years(sorted(xs)).max() for xs, ys in rows)
+        some = sum(doc_years(sorted(ys)).max() > doc_years(sorted(xs)).min() for xs, ys in rows)
         y_names = sum(any(names(docs[y].text, docs[x].title) for x in xs for y in ys) for xs, ys in rows)
         x_names = sum(any(names(docs[x].text, docs[y].title) for x in xs for y in ys) for xs, ys in rows)
         overrul = sum(any("overrul" in docs[y].text.lower() for y in ys) for xs, ys in rows)
