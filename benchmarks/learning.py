@@ -107,8 +107,12 @@ def bench(name: str, artifacts: Path | None) -> dict:  # type: ignore[type-arg]
     runs = {}
     for label, scores in systems(searcher, test).items():
         idx, _ = top_k(scores, 10)
-        run = {q.query_id: [searcher.doc_ids[i] for i in row] for q, row in zip(test, idx)}
-        runs[label] = run
+        runs[label] = {q.query_id: [searcher.doc_ids[i] for i in row] for q, row in zip(test, idx)}
+    # What run.sh answers: the chosen fusion, then the stance contrast for texts the batch asks with both stances
+    # (the overruled propositions; no text of queries.jsonl is asked both ways).
+    out["stance_contrast"] = {"weight": searcher.config.stance_contrast, "dev": manifest.get("stance_contrast_dev")}
+    runs["+ stance contrast"] = {r.query_id: r.doc_ids for r in searcher.search(test, 10)}
+    for label, run in runs.items():
         values = per_query(qrels, run, ["ndcg@10"], [q.query_id for q in main])["ndcg@10"]
         by = {s: float(np.mean([values[q.query_id] for q in main if q.stance == s])) for s in ("supported", "refuted", "all")}
         mean = float(np.mean(list(values.values())))
@@ -148,12 +152,15 @@ def main() -> None:
         write_json_atomic(path, report)
         print(f"\n{name}: training {result['training_seconds']:.0f} s, artifacts {result['artifact_bytes'] / 1e6:.1f} MB, "
               f"build {result['build_seconds']:.0f} s, run.sh 311 warm {result['run_sh_311']['warm_seconds']:.2f} s / "
-              f"cold {result['run_sh_311']['cold_seconds']:.2f} s, fusion chosen on dev: {result['chosen_fusion']}")
+              f"cold {result['run_sh_311']['cold_seconds']:.2f} s, fusion chosen on dev: {result['chosen_fusion']}, "
+              f"stance contrast weight chosen on dev: {result['stance_contrast']['weight']:g}")
         print(f"{'system':<26}{'supported':>10}{'refuted':>9}{'all':>8}{'overall':>9}{'reward':>8}{'outranks':>10}")
         for label, v in result["test_ndcg@10"].items():
             sd = result["stance_discrimination"][label]
             print(f"{label:<26}{v['supported']:>10.4f}{v['refuted']:>9.4f}{v['all']:>8.4f}{v['overall']:>9.4f}"
-                  f"{v['reward']:>8.3f}{sd['outranks_rate']:>10.3f}")
+                  f"{v['reward']:>8.3f}{sd['outranks_rate']:>10.3f}  strict {sd['strict_ndcg']['supported']:.3f} / "
+                  f"{sd['strict_ndcg']['refuted']:.3f}, outranks {sd['outranks_by_stance']['supported']:.3f} / "
+                  f"{sd['outranks_by_stance']['refuted']:.3f}")
 
 
 if __name__ == "__main__":

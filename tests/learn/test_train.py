@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from citator.data import read_queries, validate_results
+from citator.data import Query, read_queries, validate_results
 from citator.errors import CitatorError
 from citator.learn.finetune import FinetuneConfig, QueryExample, finetune_query_encoder
 from citator.learn.train import load_labeled, proposition_folds
+from citator.retrieve import contrast
 
 
 def test_query_finetuning_lowers_the_loss(tiny_qwen3_embedding_dir: Path, tmp_path: Path) -> None:
@@ -98,11 +100,21 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     props = sorted({r["proposition_id"] for r in rows})
     for r in rows:
         r["split"] = "train" if props.index(r["proposition_id"]) % 3 else "dev"
-    queries = tmp_path / "queries.jsonl"
+    # Two dev propositions are also asked with the other stance (answered by another dev proposition's document),
+    # so that training chooses the stance contrast on dev.
+    gt_rows = [json.loads(line) for line in small_stance_set["gt"].open()]
+    answers = {g["query_id"]: g["relevant_doc_ids"] for g in gt_rows}
+    dev_rows = [r for r in rows if r["split"] == "dev" and r["stance"] != "all"]
+    for r, other in zip(dev_rows[:2], dev_rows[2:4]):
+        flip = {**r, "query_id": r["query_id"] + ":flip", "stance": "refuted" if r["stance"] == "supported" else "supported"}
+        rows.append(flip)
+        gt_rows.append({"query_id": flip["query_id"], "relevant_doc_ids": answers[other["query_id"]]})
+    queries, gt = tmp_path / "queries.jsonl", tmp_path / "ground_truth.jsonl"
     queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    gt.write_text("".join(json.dumps(g) + "\n" for g in gt_rows))
     art = tmp_path / "artifacts"
     assert main(["train", "--corpus", str(small_stance_set["corpus"]), "--queries", str(queries),
-                 "--ground-truth", str(small_stance_set["gt"]), "--out", str(art), "--epochs", "1"]) == 0
+                 "--ground-truth", str(gt), "--out", str(art), "--epochs", "1"]) == 0
     manifest = json.loads((art / "manifest.json").read_text())
     assert manifest["fusion"] in ("interpolate", "learned")
     assert set(manifest["dev_ndcg@10"]) >= {"bm25", "dense", "ft_dense", "memory_max", "doc_embedding", "bm25_expanded",
@@ -117,7 +129,7 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     shipped = load_ranker(art / "ranker.json")
     assert isinstance(shipped, TreeRanker if manifest["ranker"] == "lambdamart" else LinearRanker)
     # The out-of-fold features came from encoders fine-tuned on exactly the other fold's train queries.
-    train_q, train_qrels = load_labeled([(queries, small_stance_set["gt"])], "train")
+    train_q, train_qrels = load_labeled([(queries, gt)], "train")
     doc_ids = [d.doc_id for d in read_corpus(small_stance_set["corpus"])]
     fold_of = proposition_folds(train_q, 2)
     full = json.loads((art / "encoder" / "citator_finetune.json").read_text())
@@ -127,6 +139,11 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
         others = [q for q, k in zip(train_q, fold_of) if k != f]
         assert fold["examples_sha256"] == _examples_hash(query_examples(others, train_qrels, doc_ids))
     assert "dense" not in manifest["weights"]  # superseded by ft_dense: searches encode each query once
+    # The stance contrast is the weight that scored best on dev's two both-stance propositions (smallest on a tie).
+    table = manifest["stance_contrast_dev"]
+    assert set(table) == {str(w) for w in contrast.GRID} and table["0.0"]["queries"] == 4
+    best = max(v["strict_ndcg@10"] for v in table.values())
+    assert manifest["stance_contrast"] == min(w for w in contrast.GRID if table[str(w)]["strict_ndcg@10"] == best)
     # The fine-tuned MiniLM carries its learned stance instructions and applies them.
     saved_format = json.loads((art / "encoder" / QUERY_FORMAT_FILE).read_text())
     assert saved_format["query_prefixes"] == QUERY_PREFIXES
@@ -143,7 +160,7 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     weights = art / "encoder" / "model.safetensors"
     before = weights.stat().st_mtime_ns
     train_args = ["train", "--corpus", str(small_stance_set["corpus"]), "--queries", str(queries),
-                  "--ground-truth", str(small_stance_set["gt"]), "--out", str(art), "--epochs", "1"]
+                  "--ground-truth", str(gt), "--out", str(art), "--epochs", "1"]
     assert manifest["timings"]["reused_encoders"] == 0
     assert main(train_args) == 0 and weights.stat().st_mtime_ns == before
     rerun = json.loads((art / "manifest.json").read_text())
@@ -172,13 +189,27 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     results = searcher.search(all_queries, 10)
     assert validate_results(results, set(searcher.doc_ids), all_queries, 10) == []
     # The artifacts are what ranks: on these (learned) queries they beat the same corpus indexed without them.
-    qrels = read_ground_truth(small_stance_set["gt"])
+    qrels = read_ground_truth(gt)
     ids = [q.query_id for q in all_queries]
 
     def ndcg(res) -> float:  # type: ignore[no-untyped-def]
         return evaluate(qrels, {r.query_id: [d.doc_id for d in r.results] for r in res}, ["ndcg@10"], ids)["ndcg@10"]
 
     assert ndcg(results) > ndcg(StanceSearcher(small_index).search(all_queries, 10)) + 0.05
+    # The index carries the chosen contrast weight. With a weight, every text asked with both stances (here all of
+    # them, each with the stance it lacks as well) has answers moved; `all` queries keep theirs.
+    assert searcher.config.stance_contrast == manifest["stance_contrast"]
+    flipped = [Query(q.query_id + ":other", q.text, "refuted" if q.stance == "supported" else "supported")
+               for q in all_queries if q.stance != "all"]
+    asked = flipped + list(all_queries)
+    searcher.config = dataclasses.replace(searcher.config, stance_contrast=0.0)
+    before = searcher.search(asked, 10)
+    searcher.config = dataclasses.replace(searcher.config, stance_contrast=2.0)
+    after = searcher.search(asked, 10)
+    assert validate_results(after, set(searcher.doc_ids), asked, 10) == []
+    moved = [q.stance for q, a, b in zip(asked, before, after) if a.doc_ids != b.doc_ids]
+    assert len(moved) >= len(asked) // 4 and "all" not in moved
+    searcher.config = dataclasses.replace(searcher.config, stance_contrast=manifest["stance_contrast"])
     assert searcher._encoder is None  # the base encoder was never needed, so never loaded
     # A cold run.sh (numpy query encoder) ranks exactly as the server (torch) does.
     cold = StanceSearcher(index, cold=True)

@@ -22,12 +22,15 @@ import numpy as np
 from citator.data import Document, Qrels, Query, read_corpus, read_ground_truth, read_queries, write_json_atomic
 from citator.errors import CitatorError
 from citator.evaluate import evaluate
+from citator.evaluate.stance_discrimination import stance_discrimination
 from citator.learn.doc_embedding import fit_document_deltas
 from citator.learn.finetune import FinetuneConfig, QueryExample, finetune_query_encoder
 from citator.learn.pairs import QUERY_PREFIXES, query_examples
 from citator.learn.ranker_fit import fit_lambdamart, fit_linear_ranker
 from citator.models.encoder import TokenStates
+from citator.retrieve import contrast
 from citator.retrieve.artifacts import FORMAT, read_artifacts
+from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.doc_embedding import base_document_vectors, save_deltas
 from citator.retrieve.fusion import interpolate, top_k
 from citator.data.hashing import sha256_file, sha256_text
@@ -220,6 +223,12 @@ def train(
     manifest["ranker"] = "none" if choice[2] is None else ("linear" if choice[2] is linear else "lambdamart")
     (choice[2] or linear).save(out / "ranker.json")
     manifest["dev_ndcg@10"] = dev_scores
+    # 5. The stance contrast between the two answers of a text asked with both stances, on the chosen fusion.
+    # The dev index was built before any ranker existed: it is handed the chosen one (the index is thrown away).
+    searcher.ranker = choice[2]
+    chosen = RetrievalConfig(fusion="learned" if choice[2] is not None else "interpolate", weights=weights)
+    manifest["stance_contrast"], manifest["stance_contrast_dev"] = choose_contrast(
+        dev_q, dev_qrels, doc_ids, searcher.fuse(signals, dev_q, chosen, dev_encoded))
     if memory_with_dev:
         # Selection is over, so dev's labeled propositions join the shipped memory (and with it the citation priors
         # and the lexical expansion, which build.sh derives from the memory): more cases covered, more wordings of
@@ -386,6 +395,24 @@ def _ranker_ndcg(ranker, signals, queries, qrels, searcher, weights, tokens) -> 
 
 
 FINETUNE_STAMP = "citator_finetune.json"
+
+
+def choose_contrast(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[str], fused: np.ndarray
+                    ) -> tuple[float, dict[str, Any]]:
+    """The stance-contrast weight of contrast.GRID with the best mean strict NDCG@10 on the propositions `queries`
+    ask with both stances (the smaller weight on a tie), and what each weight scored; 0 when there are none."""
+    idx, scores = top_k(fused, contrast.DEPTH)
+    table: dict[str, Any] = {}
+    for weight in contrast.GRID:
+        moved, _ = contrast.contrast_top(idx, scores, queries, weight)
+        run = {q.query_id: [doc_ids[j] for j in row[:10]] for q, row in zip(queries, moved.tolist())}
+        found = stance_discrimination(queries, qrels, run)
+        if not found.queries:
+            return 0.0, {"skipped": "no proposition is asked with both stances (with a proposition_id) in dev"}
+        table[str(weight)] = {"strict_ndcg@10": float(np.mean(list(found.strict_ndcg.values()))),
+                              "outranks": found.outranks_rate, "queries": found.queries}
+    best = max(contrast.GRID, key=lambda w: table[str(w)]["strict_ndcg@10"])
+    return best, table
 
 
 def _examples_hash(examples: Sequence[QueryExample]) -> str:

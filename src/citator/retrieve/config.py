@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -27,6 +28,9 @@ class RetrievalConfig:
     weights: dict[str, float] = field(default_factory=lambda: {"bm25": 0.3, "bm25_maxp": 0.2, "dense": 0.7})
     norm_depth: int = 100
     rrf_k: int = 60
+    # Weight of the stance contrast between the two answers of a text asked with both stances in one batch
+    # (retrieve/contrast.py); 0 turns it off. Trained artifacts carry the weight chosen on dev.
+    stance_contrast: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -46,5 +50,7 @@ class RetrievalConfig:
         unknown = set(self.weights) - set(SIGNALS)
         if unknown:
             raise ConfigError(f"unknown signals in weights: {sorted(unknown)}")
+        if not (math.isfinite(self.stance_contrast) and self.stance_contrast >= 0):
+            raise ConfigError(f"stance_contrast must be a finite number >= 0, got {self.stance_contrast!r}")
         if self.passage_overlap >= self.passage_words:
             raise ConfigError("passage_overlap must be smaller than passage_words")

@@ -122,7 +122,8 @@ def build_index(
         print(f"warning: {message}; building without them", file=sys.stderr)
         artifacts = None
     if config is None:
-        config = RetrievalConfig(fusion=artifacts.fusion, weights=artifacts.weights) if artifacts else RetrievalConfig()
+        config = (RetrievalConfig(fusion=artifacts.fusion, weights=artifacts.weights,
+                                  stance_contrast=artifacts.stance_contrast) if artifacts else RetrievalConfig())
     config.check()
     missing = [s for s, w in config.weights.items() if w and s not in BASE_SIGNALS and artifacts is None]
     if missing:

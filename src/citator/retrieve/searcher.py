@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from citator.data.records import Query, ResultLine, ScoredDoc
+from citator.retrieve import contrast
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve import dense as dense_module
 from citator.retrieve.dense import DenseIndex
@@ -218,17 +219,28 @@ class StanceSearcher:
         return names
 
     def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256) -> list[ResultLine]:
-        """Top-k distinct known documents per query with finite, non-increasing scores."""
+        """Top-k distinct known documents per query with finite, non-increasing scores.
+
+        With a stance contrast configured, a text the batch asks with both stances has its two rankings read
+        side by side (retrieve/contrast.py), whichever sub-batches its queries fall in.
+        """
         names = self.needed_signals()
         batch_size = max(1, min(batch_size, MAX_BATCH_CELLS // max(self.manifest.n_passages, 1)))
-        out: list[ResultLine] = []
+        contrasted = bool(self.config.stance_contrast) and bool(contrast.both_stance_groups(queries))
+        depth = max(k, contrast.DEPTH) if contrasted else k
+        tops: list[tuple[np.ndarray, np.ndarray]] = []
         for start in range(0, len(queries), batch_size):
             batch = queries[start : start + batch_size]
             encoded = self.encode(batch) if self._uses_ft_encoder(names) else None
             fused = self.fuse(self.signal_matrices(batch, names, encoded), batch, encoded=encoded)
             fused = np.nan_to_num(fused, nan=0.0, posinf=0.0, neginf=0.0)
-            idx, scores = top_k(fused, k)
-            # Plain lists: iterating numpy rows element by element (memmap-derived, too) costs ~80 us a query.
-            for q, row_idx, row_scores in zip(batch, np.asarray(idx).tolist(), np.asarray(scores, dtype=np.float64).tolist()):
-                out.append(ResultLine(q.query_id, tuple(ScoredDoc(self.doc_ids[i], s) for i, s in zip(row_idx, row_scores))))
-        return out
+            tops.append(top_k(fused, depth))
+        if not tops:
+            return []
+        idx, scores = np.concatenate([t[0] for t in tops]), np.concatenate([t[1] for t in tops])
+        if contrasted:
+            idx, scores = contrast.contrast_top(idx, scores, queries, self.config.stance_contrast)
+        idx, scores = idx[:, :k], scores[:, :k]
+        # Plain lists: iterating numpy rows element by element (memmap-derived, too) costs ~80 us a query.
+        return [ResultLine(q.query_id, tuple(ScoredDoc(self.doc_ids[i], s) for i, s in zip(row_idx, row_scores)))
+                for q, row_idx, row_scores in zip(queries, idx.tolist(), np.asarray(scores, dtype=np.float64).tolist())]

@@ -1,0 +1,111 @@
+"""Stance contrast: the two answers of a text asked with both stances are read side by side."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citator.data import Qrels, Query, read_queries, validate_results
+from citator.errors import ConfigError
+from citator.retrieve import contrast
+from citator.retrieve.config import RetrievalConfig
+from citator.retrieve.searcher import StanceSearcher
+
+
+def test_groups_are_texts_asked_with_both_stances() -> None:
+    queries = [Query("a:s", "Courts  may X.", "supported"), Query("a:r", "courts may x.", "refuted"),
+               Query("a:all", "Courts may X.", "all"), Query("b:s", "Only one stance.", "supported"),
+               Query("a:s2", "Courts may X. ", "supported")]
+    assert contrast.both_stance_groups(queries) == [([0, 4], [1])]
+    assert contrast.both_stance_groups(queries[2:4]) == []
+
+
+def test_each_document_moves_towards_the_stance_it_leans_to() -> None:
+    queries = [Query("s", "t", "supported"), Query("r", "t", "refuted"), Query("other", "u", "refuted")]
+    # Documents 0, 1, 2 (and 3, 4 seen by one query only); the refuted query ranks them almost as the supported one.
+    idx = np.array([[0, 1, 2, 3], [0, 1, 4, 2], [2, 1, 0, 3]])
+    scores = np.array([[1.9, 1.8, 1.5, 1.4], [1.85, 1.84, 1.3, 1.2], [3.0, 2.0, 1.0, 0.0]], dtype=np.float32)
+    same_idx, same_scores = contrast.contrast_top(idx, scores, queries, 0.0)
+    assert same_idx is idx and same_scores is scores
+    moved_idx, moved = contrast.contrast_top(idx, scores, queries, 2.0)
+    # Leans s - r: doc0 0.05, doc1 -0.04, doc2 0.3, doc3 1.4 - 1.2 (floor), doc4 1.4 (floor) - 1.3.
+    lean = {0: 0.05, 1: -0.04, 2: 0.3, 3: 0.2, 4: 0.1}
+    s = {0: 1.9, 1: 1.8, 2: 1.5, 3: 1.4, 4: 1.4}
+    r = {0: 1.85, 1: 1.84, 2: 1.2, 3: 1.2, 4: 1.3}
+    want_s = sorted(lean, key=lambda d: -(s[d] + 2 * lean[d]))[:4]
+    want_r = sorted(lean, key=lambda d: -(r[d] - 2 * lean[d]))[:4]
+    assert moved_idx[0].tolist() == want_s == [2, 0, 3, 1]
+    assert moved_idx[1].tolist() == want_r == [1, 0, 4, 3]
+    assert moved[0].tolist() == pytest.approx([s[d] + 2 * lean[d] for d in want_s], abs=1e-5)
+    assert moved[1].tolist() == pytest.approx([r[d] - 2 * lean[d] for d in want_r], abs=1e-5)
+    assert (np.diff(moved[:2], axis=1) <= 0).all() and np.isfinite(moved).all()
+    # The refuted query's first answer is now the document it, and not the supported one, prefers.
+    assert moved_idx[1, 0] != moved_idx[0, 0]
+    assert moved_idx[2].tolist() == idx[2].tolist() and moved[2].tolist() == scores[2].tolist()
+
+
+def test_the_weight_is_a_checked_setting() -> None:
+    assert RetrievalConfig().stance_contrast == 0.0
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ConfigError, match="stance_contrast"):
+            RetrievalConfig(stance_contrast=bad).check()
+    assert RetrievalConfig.from_json({**RetrievalConfig().to_json(), "stance_contrast": 2.0}).stance_contrast == 2.0
+
+
+def test_search_contrasts_both_stance_texts_across_sub_batches(small_index: Path, small_stance_set: dict[str, Path]
+                                                              ) -> None:
+    plain = StanceSearcher(small_index)
+    asked = read_queries(small_stance_set["queries"])
+    # Every text of the fixture asked with the stance it lacks too, then the queries as the fixture has them.
+    flipped = [Query(q.query_id + ":flip", q.text, "refuted" if q.stance == "supported" else "supported")
+               for q in asked if q.stance != "all"]
+    queries = flipped + asked
+    base = plain.search(queries, k=10)
+    contrasted = StanceSearcher(small_index)
+    contrasted.config = dataclasses.replace(contrasted.config, stance_contrast=2.0)
+    results = contrasted.search(queries, k=10)
+    assert validate_results(results, set(contrasted.doc_ids), queries, 10) == []
+    # What the searcher returns is the contrast of the plain fused top candidates, cut to 10.
+    deep = plain.search(queries, k=contrast.DEPTH)
+    idx = np.array([[plain.doc_ids.index(d.doc_id) for d in r.results] for r in deep])
+    scores = np.array([[d.score for d in r.results] for r in deep], dtype=np.float32)
+    want_idx, want_scores = contrast.contrast_top(idx, scores, queries, 2.0)
+    assert [r.doc_ids for r in results] == [[plain.doc_ids[i] for i in row[:10]] for row in want_idx.tolist()]
+    assert [d.score for d in results[0].results] == pytest.approx(want_scores[0, :10].tolist(), abs=1e-5)
+    # `all` queries are never moved. (This index has no artifacts: its scores do not depend on the stance, so
+    # leans are 0; tests/learn/test_train.py checks a stance-aware index, where the contrast moves answers.)
+    assert all(a.doc_ids == b.doc_ids for q, a, b in zip(queries, base, results) if q.stance == "all")
+    # Pairs are found across the searcher's sub-batches: one query per sub-batch ranks the same.
+    assert [r.doc_ids for r in contrasted.search(queries, k=10, batch_size=1)] == [r.doc_ids for r in results]
+
+
+def test_training_chooses_the_weight_with_the_best_strict_ndcg_on_dev() -> None:
+    from citator.learn.train import choose_contrast
+
+    doc_ids = [f"d{i}" for i in range(120)]
+    queries, grades = [], {}
+    fused = np.zeros((4, 120), dtype=np.float32)
+    for p in range(2):
+        s, r = 2 * p, 2 * p + 1
+        queries += [Query(f"p{p}:supported", f"text {p}", "supported", {"proposition_id": f"p{p}"}),
+                    Query(f"p{p}:refuted", f"text {p}", "refuted", {"proposition_id": f"p{p}"})]
+        grades[f"p{p}:supported"], grades[f"p{p}:refuted"] = {f"d{10 * p}": 1}, {f"d{10 * p + 1}": 1}
+        # Both queries put the supported document first; the refuted one is a little less sure of it, and far
+        # surer of the refuting document. Everything else is ranked the same by both, below these two.
+        fused[s] = fused[r] = np.linspace(1.0, 0.0, 120)
+        fused[s, 10 * p], fused[s, 10 * p + 1] = 3.0, 2.0
+        fused[r, 10 * p], fused[r, 10 * p + 1] = 2.9, 2.8
+    qrels = Qrels.from_dict(grades)
+    weight, table = choose_contrast(queries, qrels, doc_ids, fused)
+    assert set(table) == {str(w) for w in contrast.GRID}
+    assert table["0.0"]["outranks"] == 0.5 and table["0.0"]["queries"] == 4  # the refuted queries all lose
+    best = max(table.values(), key=lambda v: v["strict_ndcg@10"])["strict_ndcg@10"]
+    assert table[str(weight)]["strict_ndcg@10"] == best > table["0.0"]["strict_ndcg@10"]
+    assert weight == min(w for w in contrast.GRID if table[str(w)]["strict_ndcg@10"] == best)
+    assert table[str(weight)]["outranks"] == 1.0
+    # Nothing asked with both stances: off, and the manifest says why.
+    weight, table = choose_contrast(queries[::2], qrels, doc_ids, fused[::2])
+    assert weight == 0.0 and "skipped" in table
