@@ -1,0 +1,127 @@
+"""Probes, not shipped parts: how far can reordering the top 100 take the overruled pairs, and the stance contrast.
+
+On CaseFacts dev's overruled propositions (55 asked with both stances), with the shipped artifacts but the memory
+cut back to train's propositions (the first `memory_entries` of the shipped memory, as during selection; the shipped
+one also holds dev's and would flatter dev), in an index built here from those artifacts:
+
+1. where the requested stance's document sits: in the top 10 and in the top 100 of each query, which bounds
+   what any reordering of the top 100 (the learned ranker's and the contrast's depth) can reach;
+2. the stance contrast at each weight of `citator.retrieve.contrast.GRID` (this must reproduce the manifest's
+   `stance_contrast_dev`), and two variants not built: the lean read from the ranker's logits or from ranks
+   instead of scores.
+
+    .venv/bin/python benchmarks/experiments/contrast_probes.py
+
+Needs `make artifacts`. Builds benchmarks/work/learning/casefacts/train-memory/{artifacts,index} (about 4 minutes
+the first time); reads train and dev only. Output in benchmarks/results/contrast_probes.log.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from citator.evaluate import evaluate
+from citator.learn import train as T
+from citator.retrieve import contrast
+from citator.retrieve.index_dir import build_index
+from citator.retrieve.artifacts import read_artifacts
+from citator.retrieve.searcher import StanceSearcher
+from citator.evaluate.stance_discrimination import paired_queries, stance_discrimination
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT.parent / "shared" / "data" / "stance" / "casefacts"
+ARTIFACTS = ROOT / "artifacts"
+WORK = ROOT / "benchmarks" / "work" / "learning" / "casefacts" / "train-memory"
+
+
+def train_memory_artifacts() -> Path:
+    out = WORK / "artifacts"
+    manifest = json.loads((ARTIFACTS / "manifest.json").read_text())
+    if (out / "manifest.json").is_file() and json.loads((out / "manifest.json").read_text())["source"] == manifest:
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "memory").mkdir(parents=True)
+    shutil.copytree(ARTIFACTS / "encoder", out / "encoder")
+    shutil.copy(ARTIFACTS / "ranker.json", out / "ranker.json")
+    n = manifest["training"]["memory_entries"]  # train's; dev's were appended after selection
+    lines = (ARTIFACTS / "memory" / "memory.jsonl").read_text().splitlines()[:n]
+    (out / "memory" / "memory.jsonl").write_text("\n".join(lines) + "\n")
+    np.save(out / "memory" / "memory_vectors.npy", np.load(ARTIFACTS / "memory" / "memory_vectors.npy")[:n])
+    for name in ("document_deltas.jsonl", "document_deltas.npy"):
+        shutil.copy(ARTIFACTS / "memory" / name, out / "memory" / name)
+    trimmed = {**manifest, "training": {k: v for k, v in manifest["training"].items() if k != "memory_entries_from_dev"}}
+    (out / "manifest.json").write_text(json.dumps({**trimmed, "source": manifest}))
+    return out
+
+
+def main() -> None:
+    artifacts = train_memory_artifacts()
+    index = WORK / "index"
+    if not (index / "manifest.json").is_file():
+        build_index(DATA / "corpus.jsonl", index, artifacts=read_artifacts(artifacts), progress=True)
+    searcher = StanceSearcher(index)
+    shipped = searcher.config.stance_contrast
+    # The index carries the artifacts' contrast weight; the probe starts from the fusion without it.
+    searcher.config = dataclasses.replace(searcher.config, stance_contrast=0.0)
+    sets = [(DATA / "queries.jsonl", DATA / "ground_truth.jsonl"),
+            (DATA / "queries_overruled.jsonl", DATA / "ground_truth_overruled.jsonl")]
+    dev_q, dev_qrels = T.load_labeled(sets, "dev")
+    memory_props = {json.loads(line)["proposition_id"] for line in (index / searcher.manifest.data_dir / "memory" /
+                                                                       "memory.jsonl").open()}
+    assert not memory_props & {q.extra["proposition_id"] for q in dev_q}, "dev propositions in the memory"
+    run10 = {r.query_id: r.doc_ids for r in searcher.search(dev_q, k=10)}
+    print(f"dev NDCG@10, all {len(dev_q)} queries, train-only memory: "
+          f"{evaluate(dev_qrels, run10, ['ndcg@10'])['ndcg@10']:.4f} (citator train's LambdaMART dev figure)")
+    searcher.config = dataclasses.replace(searcher.config, stance_contrast=shipped)
+    run10 = {r.query_id: r.doc_ids for r in searcher.search(dev_q, k=10)}
+    print(f"   with the shipped stance contrast (weight {shipped:g}): {evaluate(dev_qrels, run10, ['ndcg@10'])['ndcg@10']:.4f}")
+    searcher.config = dataclasses.replace(searcher.config, stance_contrast=0.0)
+
+    pairs = paired_queries(dev_q)
+    both = [q for pair in pairs for q in pair]
+    deep = searcher.search(both, k=contrast.DEPTH)
+    idx = np.array([[searcher.doc_ids.index(d.doc_id) for d in r.results] for r in deep])
+    scores = np.array([[d.score for d in r.results] for r in deep], dtype=np.float32)
+    ranks = {r.query_id: r.doc_ids for r in deep}
+
+    def first(ranking: list[str], docs: set[str]) -> float:
+        return next((i for i, d in enumerate(ranking) if d in docs), math.inf)
+
+    print(f"\n1. {len(pairs)} dev propositions asked with both stances: where each query's own document sits")
+    for name, own in (("supported", 0), ("refuted", 1)):
+        at = []
+        for pair in pairs:
+            mine = dev_qrels.relevant(pair[own].query_id) - dev_qrels.relevant(pair[1 - own].query_id)
+            at.append(first(ranks[pair[own].query_id], mine))
+        at_ = np.array(at)
+        print(f"   {name:9s} query: own document in its top 10 {np.mean(at_ < 10):.3f}, in its top 100 {np.mean(at_ < 100):.3f}")
+    print("   a reordering of each query's top 100 cannot make a query win whose own document is not in it")
+
+    def report(label: str, moved_idx: np.ndarray) -> None:
+        run = {q.query_id: [searcher.doc_ids[j] for j in row[:10]] for q, row in zip(both, moved_idx.tolist())}
+        found = stance_discrimination(both, dev_qrels, run)
+        print(f"   {label:22s} strict NDCG sup {found.strict_ndcg['supported']:.4f} ref {found.strict_ndcg['refuted']:.4f} "
+              f"mean {np.mean(list(found.strict_ndcg.values())):.4f}  outranks {found.outranks_rate:.3f} "
+              f"(sup {found.outranks_by_stance['supported']:.3f}, ref {found.outranks_by_stance['refuted']:.3f})")
+
+    print("\n2. stance contrast on these pairs' top 100 (the lean read from the fused scores, as shipped)")
+    for weight in contrast.GRID:
+        report(f"weight {weight:g}", contrast.contrast_top(idx, scores, both, weight)[0])
+    print("   variants, not built: the lean read from the ranker's logits, or from ranks (0 = first)")
+    p = np.clip(scores.astype(np.float64) - 1.0, 1e-6, 1 - 1e-6)  # the learned fusion's scores are sigmoid + 1
+    logits = np.log(p / (1 - p))
+    for weight in (0.5, 1.0, 2.0, 3.0):
+        report(f"logit lean, weight {weight:g}", contrast.contrast_top(idx, logits, both, weight)[0])
+    rank_scores = -np.tile(np.arange(idx.shape[1], dtype=np.float64), (len(both), 1))
+    for weight in (0.5, 1.0, 2.0):
+        report(f"rank lean, weight {weight:g}", contrast.contrast_top(idx, rank_scores, both, weight)[0])
+
+
+if __name__ == "__main__":
+    main()
