@@ -139,11 +139,15 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
         others = [q for q, k in zip(train_q, fold_of) if k != f]
         assert fold["examples_sha256"] == _examples_hash(query_examples(others, train_qrels, doc_ids))
     assert "dense" not in manifest["weights"]  # superseded by ft_dense: searches encode each query once
-    # The stance contrast is the weight that scored best on dev's two both-stance propositions (smallest on a tie).
+    # The stance contrast is the weight that scored best on dev's two both-stance propositions (smallest on a tie),
+    # unless the chosen ranker was fitted on dev itself.
     table = manifest["stance_contrast_dev"]
-    assert set(table) == {str(w) for w in contrast.GRID} and table["0.0"]["queries"] == 4
-    best = max(v["strict_ndcg@10"] for v in table.values())
-    assert manifest["stance_contrast"] == min(w for w in contrast.GRID if table[str(w)]["strict_ndcg@10"] == best)
+    if manifest["ranker"] == "linear":
+        assert manifest["stance_contrast"] == 0.0 and "fitted on dev" in table["skipped"]
+    else:
+        assert set(table) == {str(w) for w in contrast.GRID} and table["0.0"]["queries"] == 4
+        best = max(v["strict_ndcg@10"] for v in table.values())
+        assert manifest["stance_contrast"] == min(w for w in contrast.GRID if table[str(w)]["strict_ndcg@10"] == best)
     # The fine-tuned MiniLM carries its learned stance instructions and applies them.
     saved_format = json.loads((art / "encoder" / QUERY_FORMAT_FILE).read_text())
     assert saved_format["query_prefixes"] == QUERY_PREFIXES
@@ -246,6 +250,9 @@ def test_train_with_one_training_proposition_skips_lambdamart_and_says_why(small
                      finetune=FinetuneConfig(epochs=1), progress=False)
     assert manifest["complete"] and manifest["lambdamart_skipped"] == "train has too few propositions for two folds"
     assert manifest["ranker"] in ("none", "linear") and "LambdaMART (fitted on train, out-of-fold)" not in manifest["dev_ndcg@10"]
+    # Nothing is asked with both stances here, and a ranker fitted on dev could not choose a contrast either.
+    assert manifest["stance_contrast"] == 0.0
+    assert ("fitted on dev" if manifest["ranker"] == "linear" else "no proposition") in manifest["stance_contrast_dev"]["skipped"]
 
 
 def test_train_and_dev_must_not_share_propositions(small_stance_set: dict[str, Path], tmp_path: Path) -> None:

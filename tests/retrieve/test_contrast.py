@@ -12,13 +12,15 @@ from citator.data import Qrels, Query, read_queries, validate_results
 from citator.errors import ConfigError
 from citator.retrieve import contrast
 from citator.retrieve.config import RetrievalConfig
+from citator.retrieve.index_dir import build_index
 from citator.retrieve.searcher import StanceSearcher
 
 
 def test_groups_are_texts_asked_with_both_stances() -> None:
-    queries = [Query("a:s", "Courts  may X.", "supported"), Query("a:r", "courts may x.", "refuted"),
+    queries = [Query("a:s", "Courts  may X.", "supported"), Query("a:r", "Courts may\nX.", "refuted"),
                Query("a:all", "Courts may X.", "all"), Query("b:s", "Only one stance.", "supported"),
-               Query("a:s2", "Courts may X. ", "supported")]
+               Query("a:s2", "Courts may X. ", "supported"), Query("A:r", "courts may x.", "refuted")]
+    # Whitespace does not matter, case does (a cased encoder may score two casings apart).
     assert contrast.both_stance_groups(queries) == [([0, 4], [1])]
     assert contrast.both_stance_groups(queries[2:4]) == []
 
@@ -49,22 +51,25 @@ def test_each_document_moves_towards_the_stance_it_leans_to() -> None:
 
 def test_the_weight_is_a_checked_setting() -> None:
     assert RetrievalConfig().stance_contrast == 0.0
-    for bad in (-1.0, float("nan"), float("inf")):
+    for bad in (-1.0, float("nan"), float("inf"), "2", None, True):
         with pytest.raises(ConfigError, match="stance_contrast"):
             RetrievalConfig(stance_contrast=bad).check()
     assert RetrievalConfig.from_json({**RetrievalConfig().to_json(), "stance_contrast": 2.0}).stance_contrast == 2.0
 
 
-def test_search_contrasts_both_stance_texts_across_sub_batches(small_index: Path, small_stance_set: dict[str, Path]
-                                                              ) -> None:
-    plain = StanceSearcher(small_index)
+def test_search_contrasts_both_stance_texts_across_sub_batches(small_stance_set: dict[str, Path],
+                                                              tiny_qwen3_embedding_dir: Path, tmp_path: Path) -> None:
+    # A Qwen3-Embedding index: its queries carry a per-stance instruction, so a text's scores depend on its stance.
+    index = tmp_path / "index"
+    build_index(small_stance_set["corpus"], index, tiny_qwen3_embedding_dir, progress=False)
     asked = read_queries(small_stance_set["queries"])
     # Every text of the fixture asked with the stance it lacks too, then the queries as the fixture has them.
     flipped = [Query(q.query_id + ":flip", q.text, "refuted" if q.stance == "supported" else "supported")
                for q in asked if q.stance != "all"]
     queries = flipped + asked
+    plain = StanceSearcher(index)
     base = plain.search(queries, k=10)
-    contrasted = StanceSearcher(small_index)
+    contrasted = StanceSearcher(index)
     contrasted.config = dataclasses.replace(contrasted.config, stance_contrast=2.0)
     results = contrasted.search(queries, k=10)
     assert validate_results(results, set(contrasted.doc_ids), queries, 10) == []
@@ -75,10 +80,11 @@ def test_search_contrasts_both_stance_texts_across_sub_batches(small_index: Path
     want_idx, want_scores = contrast.contrast_top(idx, scores, queries, 2.0)
     assert [r.doc_ids for r in results] == [[plain.doc_ids[i] for i in row[:10]] for row in want_idx.tolist()]
     assert [d.score for d in results[0].results] == pytest.approx(want_scores[0, :10].tolist(), abs=1e-5)
-    # `all` queries are never moved. (This index has no artifacts: its scores do not depend on the stance, so
-    # leans are 0; tests/learn/test_train.py checks a stance-aware index, where the contrast moves answers.)
-    assert all(a.doc_ids == b.doc_ids for q, a, b in zip(queries, base, results) if q.stance == "all")
-    # Pairs are found across the searcher's sub-batches: one query per sub-batch ranks the same.
+    # It moves answers of both-stance texts, and only theirs.
+    moved = [q.stance for q, a, b in zip(queries, base, results) if a.doc_ids != b.doc_ids]
+    assert len(moved) >= len(queries) // 4 and "all" not in moved
+    # Pairs are found across the searcher's sub-batches: with one query per sub-batch (where no sub-batch holds a
+    # pair) the answers are the same, not the plain ones.
     assert [r.doc_ids for r in contrasted.search(queries, k=10, batch_size=1)] == [r.doc_ids for r in results]
 
 
@@ -108,4 +114,7 @@ def test_training_chooses_the_weight_with_the_best_strict_ndcg_on_dev() -> None:
     assert table[str(weight)]["outranks"] == 1.0
     # Nothing asked with both stances: off, and the manifest says why.
     weight, table = choose_contrast(queries[::2], qrels, doc_ids, fused[::2])
-    assert weight == 0.0 and "skipped" in table
+    assert weight == 0.0 and "no proposition" in table["skipped"]
+    # A fusion fitted on dev (no dev scores to choose on): off too.
+    weight, table = choose_contrast(queries, qrels, doc_ids, None)
+    assert weight == 0.0 and "fitted on dev" in table["skipped"]

@@ -225,10 +225,13 @@ def train(
     manifest["dev_ndcg@10"] = dev_scores
     # 5. The stance contrast between the two answers of a text asked with both stances, on the chosen fusion.
     # The dev index was built before any ranker existed: it is handed the chosen one (the index is thrown away).
-    searcher.ranker = choice[2]
-    chosen = RetrievalConfig(fusion="learned" if choice[2] is not None else "interpolate", weights=weights)
-    manifest["stance_contrast"], manifest["stance_contrast_dev"] = choose_contrast(
-        dev_q, dev_qrels, doc_ids, searcher.fuse(signals, dev_q, chosen, dev_encoded))
+    # A linear ranker fitted on dev itself would flatter any weight chosen on its dev scores: then there is none.
+    fused = None
+    if choice[2] is not linear:
+        searcher.ranker = choice[2]
+        chosen = RetrievalConfig(fusion="learned" if choice[2] is not None else "interpolate", weights=weights)
+        fused = searcher.fuse(signals, dev_q, chosen, dev_encoded)
+    manifest["stance_contrast"], manifest["stance_contrast_dev"] = choose_contrast(dev_q, dev_qrels, doc_ids, fused)
     if memory_with_dev:
         # Selection is over, so dev's labeled propositions join the shipped memory (and with it the citation priors
         # and the lexical expansion, which build.sh derives from the memory): more cases covered, more wordings of
@@ -397,10 +400,15 @@ def _ranker_ndcg(ranker, signals, queries, qrels, searcher, weights, tokens) -> 
 FINETUNE_STAMP = "citator_finetune.json"
 
 
-def choose_contrast(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[str], fused: np.ndarray
+def choose_contrast(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[str], fused: np.ndarray | None
                     ) -> tuple[float, dict[str, Any]]:
     """The stance-contrast weight of contrast.GRID with the best mean strict NDCG@10 on the propositions `queries`
-    ask with both stances (the smaller weight on a tie), and what each weight scored; 0 when there are none."""
+    ask with both stances (the smaller weight on a tie), and what each weight scored; 0 when there are none.
+
+    `fused`: the chosen fusion's dev scores, or None when that fusion was fitted on dev (no weight is chosen then).
+    """
+    if fused is None:
+        return 0.0, {"skipped": "the chosen ranker was fitted on dev, so dev cannot also choose the contrast"}
     idx, scores = top_k(fused, contrast.DEPTH)
     table: dict[str, Any] = {}
     for weight in contrast.GRID:

@@ -50,7 +50,8 @@ class RetrievalConfig:
         unknown = set(self.weights) - set(SIGNALS)
         if unknown:
             raise ConfigError(f"unknown signals in weights: {sorted(unknown)}")
-        if not (math.isfinite(self.stance_contrast) and self.stance_contrast >= 0):
+        value = self.stance_contrast
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
             raise ConfigError(f"stance_contrast must be a finite number >= 0, got {self.stance_contrast!r}")
         if self.passage_overlap >= self.passage_words:
             raise ConfigError("passage_overlap must be smaller than passage_words")

@@ -7,8 +7,10 @@ refuted one — says which answer it belongs in. Each of the two rankings moves 
     supported: s(d) + weight * (s(d) - r(d))        refuted: r(d) - weight * (s(d) - r(d))
 
 over the union of both queries' top candidates; a document missing from one query's candidates takes that
-query's lowest candidate score there (an upper bound, so its lean is not overstated). `all` queries, and texts
-asked with one stance only, are left as they are. The weight is chosen on dev by `citator train` (0 turns it off).
+query's lowest candidate score there (an upper bound of its score there, so its lean towards the query that did
+retrieve it is not overstated). Texts are compared with whitespace collapsed, case kept (a cased encoder may
+score two casings apart). `all` queries, and texts asked with one stance only, are left as they are. The weight
+is chosen on dev by `citator train` (0 turns it off).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ GRID = (0.0, 0.5, 1.0, 2.0, 3.0, 5.0)
 
 
 def text_key(text: str) -> str:
-    return " ".join(text.split()).casefold()
+    return " ".join(text.split())
 
 
 def both_stance_groups(queries: Sequence[Query]) -> list[tuple[list[int], list[int]]]:

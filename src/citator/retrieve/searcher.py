@@ -218,6 +218,13 @@ class StanceSearcher:
             names = sorted(set(names) | wanted)
         return names
 
+    def _contrast_depth(self) -> int:
+        # Only scores that do not depend on the rest of the sub-batch: under learned fusion, the ranker's
+        # candidates (the others are placed below them relative to the sub-batch's range).
+        if self.config.fusion == "learned" and self.ranker is not None:
+            return min(contrast.DEPTH, self.ranker.candidates)
+        return contrast.DEPTH
+
     def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256) -> list[ResultLine]:
         """Top-k distinct known documents per query with finite, non-increasing scores.
 
@@ -227,7 +234,7 @@ class StanceSearcher:
         names = self.needed_signals()
         batch_size = max(1, min(batch_size, MAX_BATCH_CELLS // max(self.manifest.n_passages, 1)))
         contrasted = bool(self.config.stance_contrast) and bool(contrast.both_stance_groups(queries))
-        depth = max(k, contrast.DEPTH) if contrasted else k
+        depth = max(k, self._contrast_depth()) if contrasted else k
         tops: list[tuple[np.ndarray, np.ndarray]] = []
         for start in range(0, len(queries), batch_size):
             batch = queries[start : start + batch_size]
