@@ -22,7 +22,7 @@ import numpy as np
 from citator.data import Document, Qrels, Query, read_corpus, read_ground_truth, read_queries, write_json_atomic
 from citator.errors import CitatorError
 from citator.evaluate import evaluate
-from citator.evaluate.stance_discrimination import stance_discrimination
+from citator.evaluate.stance_discrimination import paired_queries, stance_discrimination
 from citator.learn.doc_embedding import fit_document_deltas
 from citator.learn.finetune import FinetuneConfig, QueryExample, finetune_query_encoder
 from citator.learn.pairs import QUERY_PREFIXES, query_examples
@@ -409,14 +409,14 @@ def choose_contrast(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[st
     """
     if fused is None:
         return 0.0, {"skipped": "the chosen ranker was fitted on dev, so dev cannot also choose the contrast"}
+    if not paired_queries(queries):
+        return 0.0, {"skipped": "no proposition is asked with both stances (with a proposition_id) in dev"}
     idx, scores = top_k(fused, contrast.DEPTH)
     table: dict[str, Any] = {}
     for weight in contrast.GRID:
         moved, _ = contrast.contrast_top(idx, scores, queries, weight)
         run = {q.query_id: [doc_ids[j] for j in row[:10]] for q, row in zip(queries, moved.tolist())}
         found = stance_discrimination(queries, qrels, run)
-        if not found.queries:
-            return 0.0, {"skipped": "no proposition is asked with both stances (with a proposition_id) in dev"}
         table[str(weight)] = {"strict_ndcg@10": float(np.mean(list(found.strict_ndcg.values()))),
                               "outranks": found.outranks_rate, "queries": found.queries}
     best = max(contrast.GRID, key=lambda w: table[str(w)]["strict_ndcg@10"])
