@@ -141,13 +141,18 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     assert "dense" not in manifest["weights"]  # superseded by ft_dense: searches encode each query once
     # The stance contrast is the weight that scored best on dev's two both-stance propositions (smallest on a tie),
     # unless the chosen ranker was fitted on dev itself.
+    # Refuter slots likewise, tried only when train's memory knows refuters (here none: only dev asks both ways).
     table = manifest["stance_contrast_dev"]
     if manifest["ranker"] == "linear":
-        assert manifest["stance_contrast"] == 0.0 and "fitted on dev" in table["skipped"]
+        assert manifest["stance_contrast"] == 0.0 and manifest["refuter_slots"] == 0 and "fitted on dev" in table["skipped"]
     else:
-        assert set(table) == {str(w) for w in contrast.GRID} and table["0.0"]["queries"] == 4
+        assert set(table) >= {f"{w:g}/0" for w in contrast.GRID} and table["0/0"]["queries"] == 4
         best = max(v["strict_ndcg@10"] for v in table.values())
-        assert manifest["stance_contrast"] == min(w for w in contrast.GRID if table[str(w)]["strict_ndcg@10"] == best)
+        # (The manifest's keys are sorted: the grid's order is fewer slots first, then the smaller weight.)
+        grid = [table[key] for key in (f"{w:g}/{m}" for m in contrast.SLOTS for w in contrast.GRID) if key in table]
+        first = next(v for v in grid if v["strict_ndcg@10"] == best)
+        assert (manifest["stance_contrast"], manifest["refuter_slots"]) == (first["weight"], first["slots"])
+        assert all(table[f"{v['weight']:g}/{v['slots']}"] is v for v in table.values())
     # The fine-tuned MiniLM carries its learned stance instructions and applies them.
     saved_format = json.loads((art / "encoder" / QUERY_FORMAT_FILE).read_text())
     assert saved_format["query_prefixes"] == QUERY_PREFIXES
@@ -203,17 +208,40 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     # The index carries the chosen contrast weight. With a weight, every text asked with both stances (here all of
     # them, each with the stance it lacks as well) has answers moved; `all` queries keep theirs.
     assert searcher.config.stance_contrast == manifest["stance_contrast"]
+    assert searcher.config.refuter_slots == manifest["refuter_slots"]
     flipped = [Query(q.query_id + ":other", q.text, "refuted" if q.stance == "supported" else "supported")
                for q in all_queries if q.stance != "all"]
     asked = flipped + list(all_queries)
-    searcher.config = dataclasses.replace(searcher.config, stance_contrast=0.0)
+    searcher.config = dataclasses.replace(searcher.config, stance_contrast=0.0, refuter_slots=0)
     before = searcher.search(asked, 10)
     searcher.config = dataclasses.replace(searcher.config, stance_contrast=2.0)
     after = searcher.search(asked, 10)
     assert validate_results(after, set(searcher.doc_ids), asked, 10) == []
     moved = [q.stance for q, a, b in zip(asked, before, after) if a.doc_ids != b.doc_ids]
     assert len(moved) >= len(asked) // 4 and "all" not in moved
-    searcher.config = dataclasses.replace(searcher.config, stance_contrast=manifest["stance_contrast"])
+    # Refuter slots: the memory's known refuters take the first places of every both-stance refuted answer and
+    # leave those of the supported ones; `all` answers do not move. (This memory is train's, which asks nothing
+    # both ways: three documents are made refuters by hand.)
+    assert not contrast.known_refuters(searcher.citations).any()
+    paired = np.zeros(len(searcher.doc_ids), dtype=np.float32)
+    paired[[1, 4, 7]] = 1.0
+    original, searcher.citations = searcher.citations, {**searcher.citations, "paired_refuted": paired}
+    refuters = contrast.known_refuters(searcher.citations)
+    searcher.config = dataclasses.replace(searcher.config, stance_contrast=0.0, refuter_slots=2)
+    slotted = searcher.search(asked, 10)
+    assert validate_results(slotted, set(searcher.doc_ids), asked, 10) == []
+    known = {searcher.doc_ids[i] for i in np.flatnonzero(refuters)}
+    for q, a, b in zip(asked, before, slotted):
+        if q.stance == "all":
+            assert a.doc_ids == b.doc_ids
+        elif q.stance == "refuted":
+            assert set(b.doc_ids[: min(2, len(known))]) <= known
+        else:
+            assert not set(b.doc_ids[:2]) & known
+    assert [r.doc_ids for r in searcher.search(asked, 10, batch_size=3)] == [r.doc_ids for r in slotted]
+    searcher.citations = original
+    searcher.config = dataclasses.replace(searcher.config, stance_contrast=manifest["stance_contrast"],
+                                          refuter_slots=manifest["refuter_slots"])
     assert searcher._encoder is None  # the base encoder was never needed, so never loaded
     # A cold run.sh (numpy query encoder) ranks exactly as the server (torch) does.
     cold = StanceSearcher(index, cold=True)
@@ -251,7 +279,7 @@ def test_train_with_one_training_proposition_skips_lambdamart_and_says_why(small
     assert manifest["complete"] and manifest["lambdamart_skipped"] == "train has too few propositions for two folds"
     assert manifest["ranker"] in ("none", "linear") and "LambdaMART (fitted on train, out-of-fold)" not in manifest["dev_ndcg@10"]
     # Nothing is asked with both stances here, and a ranker fitted on dev could not choose a contrast either.
-    assert manifest["stance_contrast"] == 0.0
+    assert manifest["stance_contrast"] == 0.0 and manifest["refuter_slots"] == 0
     assert ("fitted on dev" if manifest["ranker"] == "linear" else "no proposition") in manifest["stance_contrast_dev"]["skipped"]
 
 

@@ -88,6 +88,35 @@ def test_search_contrasts_both_stance_texts_across_sub_batches(small_stance_set:
     assert [r.doc_ids for r in contrasted.search(queries, k=10, batch_size=1)] == [r.doc_ids for r in results]
 
 
+def test_refuter_slots_give_the_refuted_answer_its_known_refuters() -> None:
+    queries = [Query("s", "t", "supported"), Query("r", "t", "refuted"), Query("one", "u", "refuted")]
+    refuters = np.zeros(8, dtype=bool)
+    refuters[[5, 6, 7]] = True
+    citations = {"paired_refuted": np.array([0, 0, 0, 0, 0, 2, 1, 3.0]), "paired_supported": np.array([1, 0, 0, 0, 0, 1, 0, 3.0])}
+    # Known refuters: cited as refuting more often than as supporting (document 7 is even, so it is not one).
+    assert contrast.known_refuters(citations).tolist() == [False] * 5 + [True, True, False]
+    refuters = contrast.known_refuters(citations)
+    fused = np.array([[5, 4, 3, 2, 1, 0.5, 0.7, 9.0]] * 3, dtype=np.float32)
+    best = contrast.best_refuters(fused, refuters, 3)
+    assert best.tolist() == [[6, 5]] * 3  # only two refuters, best scored first, from all documents
+    assert contrast.best_refuters(fused, refuters, 0).shape == (3, 0)
+    assert contrast.refuted_rows(queries) == [1]
+    idx = np.array([[6, 0, 1, 2], [0, 1, 2, 3], [0, 1, 2, 3]])
+    scores = np.array([[4.0, 3.0, 2.0, 1.0], [4.0, 3.0, 2.0, 1.0], [4.0, 3.0, 2.0, 1.0]], dtype=np.float32)
+    same = contrast.refuter_slots(idx, scores, queries, 0, refuters, {1: best[1]})
+    assert same[0] is idx and same[1] is scores
+    moved, moved_scores = contrast.refuter_slots(idx, scores, queries, 1, refuters, {1: best[1]})
+    # Supported: its first place is freed of the refuter; refuted: its first place goes to its best refuter.
+    assert moved.tolist() == [[0, 6, 1, 2], [6, 0, 1, 2], [0, 1, 2, 3]]
+    assert moved_scores.tolist() == [[4, 3, 2, 1], [5, 4, 3, 2], [4, 3, 2, 1]]
+    moved, moved_scores = contrast.refuter_slots(idx, scores, queries, 3, refuters, {1: best[1]})
+    assert moved.tolist() == [[0, 1, 2, 6], [6, 5, 0, 1], [0, 1, 2, 3]]
+    assert (np.diff(moved_scores, axis=1) <= 0).all()
+    for bad in (-1, 1.5, "3", None, True):
+        with pytest.raises(ConfigError, match="refuter_slots"):
+            RetrievalConfig(refuter_slots=bad).check()
+
+
 def test_training_chooses_the_weight_with_the_best_strict_ndcg_on_dev() -> None:
     from citator.learn.train import choose_contrast
 
@@ -105,16 +134,27 @@ def test_training_chooses_the_weight_with_the_best_strict_ndcg_on_dev() -> None:
         fused[s, 10 * p], fused[s, 10 * p + 1] = 3.0, 2.0
         fused[r, 10 * p], fused[r, 10 * p + 1] = 2.9, 2.8
     qrels = Qrels.from_dict(grades)
-    weight, table = choose_contrast(queries, qrels, doc_ids, fused)
-    assert set(table) == {str(w) for w in contrast.GRID}
-    assert table["0.0"]["outranks"] == 0.5 and table["0.0"]["queries"] == 4  # the refuted queries all lose
-    best = max(table.values(), key=lambda v: v["strict_ndcg@10"])["strict_ndcg@10"]
-    assert table[str(weight)]["strict_ndcg@10"] == best > table["0.0"]["strict_ndcg@10"]
-    assert weight == min(w for w in contrast.GRID if table[str(w)]["strict_ndcg@10"] == best)
-    assert table[str(weight)]["outranks"] == 1.0
+    weight, slots, table = choose_contrast(queries, qrels, doc_ids, fused)
+    assert set(table) == {f"{w:g}/0" for w in contrast.GRID} and slots == 0  # no refuters known: no slots
+    assert table["0/0"]["outranks"] == 0.5 and table["0/0"]["queries"] == 4  # the refuted queries all lose
+    best = max(v["strict_ndcg@10"] for v in table.values())
+    assert table[f"{weight:g}/0"]["strict_ndcg@10"] == best > table["0/0"]["strict_ndcg@10"]
+    assert weight == min(w for w in contrast.GRID if table[f"{w:g}/0"]["strict_ndcg@10"] == best)
+    assert table[f"{weight:g}/0"]["outranks"] == 1.0
+    # Known refuters: the refuting documents, placed at rank 100 and beyond where no contrast reaches them.
+    far = fused.copy()
+    for p in range(2):
+        far[2 * p + 1, 10 * p + 1] = -1.0
+    refuters = np.zeros(120, dtype=bool)
+    refuters[[1, 11]] = True
+    weight, slots, table = choose_contrast(queries, qrels, doc_ids, far, refuters)
+    assert set(table) == {f"{w:g}/{m}" for m in contrast.SLOTS for w in contrast.GRID}
+    assert max(v["outranks"] for k, v in table.items() if k.endswith("/0")) == 0.5  # the contrast alone cannot
+    assert (weight, slots) == (0.0, 3) and table["0/3"]["outranks"] == 1.0  # fewest slots, then smallest weight
+    assert table["0/3"]["strict_ndcg@10"] == max(v["strict_ndcg@10"] for v in table.values())
     # Nothing asked with both stances: off, and the manifest says why.
-    weight, table = choose_contrast(queries[::2], qrels, doc_ids, fused[::2])
-    assert weight == 0.0 and "no proposition" in table["skipped"]
+    weight, slots, table = choose_contrast(queries[::2], qrels, doc_ids, fused[::2], refuters)
+    assert (weight, slots) == (0.0, 0) and "no proposition" in table["skipped"]
     # A fusion fitted on dev (no dev scores to choose on): off too.
-    weight, table = choose_contrast(queries, qrels, doc_ids, None)
-    assert weight == 0.0 and "fitted on dev" in table["skipped"]
+    weight, slots, table = choose_contrast(queries, qrels, doc_ids, None, refuters)
+    assert (weight, slots) == (0.0, 0) and "fitted on dev" in table["skipped"]

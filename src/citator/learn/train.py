@@ -201,8 +201,8 @@ def train(
         manifest["lambdamart_skipped"] = "train has too few propositions for two folds"
     else:
         t = time.monotonic()
-        names, x, y, reused = out_of_fold_features(fitting, searcher, train_q, train_qrels, list(signals), weights,
-                                                   work / "folds")
+        names, x, y, _, reused = out_of_fold_features(fitting, searcher, train_q, train_qrels, list(signals), weights,
+                                                      work / "folds")
         timings["reused_encoders"] += reused
         timings["out_of_fold_seconds"] = time.monotonic() - t
         t = time.monotonic()
@@ -223,7 +223,7 @@ def train(
     manifest["ranker"] = "none" if choice[2] is None else ("linear" if choice[2] is linear else "lambdamart")
     (choice[2] or linear).save(out / "ranker.json")
     manifest["dev_ndcg@10"] = dev_scores
-    # 5. The stance contrast between the two answers of a text asked with both stances, on the chosen fusion.
+    # 5. The stance contrast and refuter slots for a text asked with both stances, on the chosen fusion.
     # The dev index was built before any ranker existed: it is handed the chosen one (the index is thrown away).
     # A linear ranker fitted on dev itself would flatter any weight chosen on its dev scores: then there is none.
     fused = None
@@ -231,7 +231,9 @@ def train(
         searcher.ranker = choice[2]
         chosen = RetrievalConfig(fusion="learned" if choice[2] is not None else "interpolate", weights=weights)
         fused = searcher.fuse(signals, dev_q, chosen, dev_encoded)
-    manifest["stance_contrast"], manifest["stance_contrast_dev"] = choose_contrast(dev_q, dev_qrels, doc_ids, fused)
+    refuters = contrast.known_refuters(searcher.citations) if searcher.citations is not None else None
+    manifest["stance_contrast"], manifest["refuter_slots"], manifest["stance_contrast_dev"] = choose_contrast(
+        dev_q, dev_qrels, doc_ids, fused, refuters)
     if memory_with_dev:
         # Selection is over, so dev's labeled propositions join the shipped memory (and with it the citation priors
         # and the lexical expansion, which build.sh derives from the memory): more cases covered, more wordings of
@@ -323,13 +325,14 @@ class _Fitting:
 def out_of_fold_features(
     fitting: _Fitting, searcher, queries: Sequence[Query], qrels: Qrels, signal_names: Sequence[str],  # type: ignore[no-untyped-def]
     weights: dict[str, float], work: Path, folds: int = 2, candidates: int = 200,
-) -> tuple[list[str], np.ndarray, np.ndarray, int]:
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, int]:
     """Ranker features for every training query from parts fitted on the other folds (split by proposition).
 
     Parts fitted on a query itself would flatter every learned signal (its own proposition in the memory, its
     own documents pulled towards it); out of fold, the features look as they will for an unseen query.
-    Returns (names, x (n_queries, candidates, n_features), y (n_queries, candidates), how many fold encoders an
-    earlier run had finished and were reused).
+    Returns (names, x (n_queries, candidates, n_features), y (n_queries, candidates), the candidates' doc indices
+    (n_queries, candidates), how many fold encoders an earlier run had finished and were reused). Rows follow
+    `queries`' order.
     """
     from citator.retrieve.doc_embedding import learned_document_vectors
     from citator.retrieve.expansion import SIGNAL as EXPANDED, build_expanded_index
@@ -339,7 +342,7 @@ def out_of_fold_features(
     doc_ids, titles = searcher.doc_ids, [d.title for d in fitting.docs]
     fold_of = proposition_folds(queries, folds)
     names: list[str] = []
-    xs, ys = [], []
+    xs, ys, cands = [], [], []
     reused = 0
     for f in range(folds):
         held = [q for q, k in zip(queries, fold_of) if k == f]
@@ -363,7 +366,14 @@ def out_of_fold_features(
                                              searcher.late_store)
         xs.append(x)
         ys.append(_labels(held, qrels, doc_ids, cand))
-    return names, np.concatenate(xs), np.concatenate(ys), reused
+        cands.append(cand)
+    return names, np.concatenate(xs), np.concatenate(ys), np.concatenate(cands), reused
+
+
+def fold_order(queries: Sequence[Query], folds: int = 2) -> list[Query]:
+    """`queries` in the row order of out_of_fold_features: fold by fold."""
+    fold_of = proposition_folds(queries, folds)
+    return [q for f in range(folds) for q, k in zip(queries, fold_of) if k == f]
 
 
 def _labels(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[str], cand: np.ndarray) -> np.ndarray:
@@ -400,27 +410,38 @@ def _ranker_ndcg(ranker, signals, queries, qrels, searcher, weights, tokens) -> 
 FINETUNE_STAMP = "citator_finetune.json"
 
 
-def choose_contrast(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[str], fused: np.ndarray | None
-                    ) -> tuple[float, dict[str, Any]]:
-    """The stance-contrast weight of contrast.GRID with the best mean strict NDCG@10 on the propositions `queries`
-    ask with both stances (the smaller weight on a tie), and what each weight scored; 0 when there are none.
+def choose_contrast(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[str], fused: np.ndarray | None,
+                    refuters: np.ndarray | None = None) -> tuple[float, int, dict[str, Any]]:
+    """The stance-contrast weight (of contrast.GRID) and refuter slots (of contrast.SLOTS; only 0 without
+    `refuters`) with the best mean strict NDCG@10 on the propositions `queries` ask with both stances, fewer slots
+    and then the smaller weight on a tie; and what each pair scored (keys "weight/slots"). (0, 0) when there are none.
 
-    `fused`: the chosen fusion's dev scores, or None when that fusion was fitted on dev (no weight is chosen then).
+    `fused`: the chosen fusion's dev scores, or None when that fusion was fitted on dev (nothing is chosen then).
+    `refuters`: contrast.known_refuters of the memory dev was scored with (train's).
     """
     if fused is None:
-        return 0.0, {"skipped": "the chosen ranker was fitted on dev, so dev cannot also choose the contrast"}
+        return 0.0, 0, {"skipped": "the chosen ranker was fitted on dev, so dev cannot also choose the contrast"}
     if not paired_queries(queries):
-        return 0.0, {"skipped": "no proposition is asked with both stances (with a proposition_id) in dev"}
+        return 0.0, 0, {"skipped": "no proposition is asked with both stances (with a proposition_id) in dev"}
     idx, scores = top_k(fused, contrast.DEPTH)
+    slot_grid = contrast.SLOTS if refuters is not None and refuters.any() else (0,)
+    rows = contrast.refuted_rows(queries)
+    best_of = (dict(zip(rows, contrast.best_refuters(fused[rows], refuters, max(slot_grid))))
+               if refuters is not None and max(slot_grid) else {})
     table: dict[str, Any] = {}
-    for weight in contrast.GRID:
-        moved, _ = contrast.contrast_top(idx, scores, queries, weight)
-        run = {q.query_id: [doc_ids[j] for j in row[:10]] for q, row in zip(queries, moved.tolist())}
-        found = stance_discrimination(queries, qrels, run)
-        table[str(weight)] = {"strict_ndcg@10": float(np.mean(list(found.strict_ndcg.values()))),
-                              "outranks": found.outranks_rate, "queries": found.queries}
-    best = max(contrast.GRID, key=lambda w: table[str(w)]["strict_ndcg@10"])
-    return best, table
+    for slots in slot_grid:
+        for weight in contrast.GRID:
+            moved, moved_scores = contrast.contrast_top(idx, scores, queries, weight)
+            if slots:
+                moved, _ = contrast.refuter_slots(moved, moved_scores, queries, slots, refuters, best_of)
+            run = {q.query_id: [doc_ids[j] for j in row[:10]] for q, row in zip(queries, moved.tolist())}
+            found = stance_discrimination(queries, qrels, run)
+            table[f"{weight:g}/{slots}"] = {"weight": weight, "slots": slots, "queries": found.queries,
+                                            "strict_ndcg@10": float(np.mean(list(found.strict_ndcg.values()))),
+                                            "outranks": found.outranks_rate}
+    # Dicts keep insertion order, and max keeps the first of equals: fewer slots, then the smaller weight, win ties.
+    best = max(table.values(), key=lambda v: v["strict_ndcg@10"])
+    return best["weight"], best["slots"], table
 
 
 def _examples_hash(examples: Sequence[QueryExample]) -> str:

@@ -31,6 +31,9 @@ class RetrievalConfig:
     # Weight of the stance contrast between the two answers of a text asked with both stances in one batch
     # (retrieve/contrast.py); 0 turns it off. Trained artifacts carry the weight chosen on dev.
     stance_contrast: float = 0.0
+    # Places of a both-stance text's answers reserved for (refuted) or kept free of (supported) the documents the
+    # memory knows as refuters (retrieve/contrast.py); 0 turns it off. Trained artifacts carry the number chosen on dev.
+    refuter_slots: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -53,5 +56,8 @@ class RetrievalConfig:
         value = self.stance_contrast
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
             raise ConfigError(f"stance_contrast must be a finite number >= 0, got {self.stance_contrast!r}")
+        slots = self.refuter_slots
+        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 0:
+            raise ConfigError(f"refuter_slots must be an integer >= 0, got {self.refuter_slots!r}")
         if self.passage_overlap >= self.passage_words:
             raise ConfigError("passage_overlap must be smaller than passage_words")

@@ -11,11 +11,17 @@ query's lowest candidate score there (an upper bound of its score there, so its 
 retrieve it is not overstated). Texts are compared with whitespace collapsed, case kept (a cased encoder may
 score two casings apart). `all` queries, and texts asked with one stance only, are left as they are. The weight
 is chosen on dev by `citator train` (0 turns it off).
+
+**Refuter slots.** With trained artifacts, the memory knows *refuters*: documents that its propositions asked with
+both stances cite as refuting more often than as supporting (on CaseFacts, the overruling decisions: a small set
+that recurs). With `slots` = m > 0, the first m places of such a text's `refuted` answer go to its best-scored
+refuters (by the fused order over all documents, not only the top candidates), and the first m places of its
+`supported` answer are kept free of them. Also chosen on dev by `citator train` (0 turns it off).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -25,6 +31,8 @@ from citator.data.records import Query
 DEPTH = 100
 # Weights `citator train` tries on dev's both-stance propositions.
 GRID = (0.0, 0.5, 1.0, 2.0, 3.0, 5.0)
+# Refuter slots `citator train` tries with each weight.
+SLOTS = (0, 3, 5, 10)
 
 
 def text_key(text: str) -> str:
@@ -38,6 +46,53 @@ def both_stance_groups(queries: Sequence[Query]) -> list[tuple[list[int], list[i
         if q.stance in ("supported", "refuted"):
             by_text.setdefault(text_key(q.text), {}).setdefault(q.stance, []).append(i)
     return [(g["supported"], g["refuted"]) for g in by_text.values() if len(g) == 2]
+
+
+def known_refuters(citations: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Per document: does the memory cite it as refuting a both-stance proposition more often than as supporting one
+    (memory.citation_counts' paired counts)?"""
+    return citations["paired_refuted"] > citations["paired_supported"]
+
+
+def best_refuters(fused: np.ndarray, refuters: np.ndarray, slots: int) -> np.ndarray:
+    """(n_rows, min(slots, n_refuters)): each row's best-scored refuters, best first (ties by document index)."""
+    cand = np.flatnonzero(refuters)
+    if slots <= 0 or not len(cand):
+        return np.zeros((fused.shape[0], 0), dtype=np.int64)
+    order = np.argsort(-fused[:, cand], axis=1, kind="stable")[:, :slots]
+    return cand[order]
+
+
+def refuted_rows(queries: Sequence[Query]) -> list[int]:
+    """Rows asking `refuted` for a text the batch also asks as `supported` (the rows refuter slots fill)."""
+    return sorted(r for _, refs in both_stance_groups(queries) for r in refs)
+
+
+def refuter_slots(idx: np.ndarray, scores: np.ndarray, queries: Sequence[Query], slots: int, refuters: np.ndarray,
+                  best: Mapping[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The first `slots` places of each both-stance text's refuted rows go to `best[row]` (its best refuters, see
+    best_refuters), those of its supported rows to its best non-refuters; everything else keeps its order.
+
+    `idx`/`scores`: (n, depth), best first. Scores of a moved row are position values: its old score sequence,
+    with the slots above it (refuted rows), so they stay finite and non-increasing. Other rows are unchanged.
+    """
+    if slots <= 0:
+        return idx, scores
+    idx, scores = idx.copy(), scores.astype(np.float64, copy=True)
+    depth = idx.shape[1]
+    for sup_rows, ref_rows in both_stance_groups(queries):
+        for row in sup_rows:
+            docs = idx[row].tolist()
+            keep = [d for d in docs if not refuters[d]][:slots]
+            kept = set(keep)
+            idx[row] = keep + [d for d in docs if d not in kept]
+        for row in ref_rows:
+            first = [int(d) for d in best[row][:slots]]
+            chosen = set(first)
+            idx[row] = (first + [d for d in idx[row].tolist() if d not in chosen])[:depth]
+            top = scores[row, 0]
+            scores[row] = np.concatenate([top + np.arange(len(first), 0, -1), scores[row, : depth - len(first)]])
+    return idx, scores.astype(np.float32)
 
 
 def contrast_top(idx: np.ndarray, scores: np.ndarray, queries: Sequence[Query], weight: float

@@ -123,7 +123,8 @@ def build_index(
         artifacts = None
     if config is None:
         config = (RetrievalConfig(fusion=artifacts.fusion, weights=artifacts.weights,
-                                  stance_contrast=artifacts.stance_contrast) if artifacts else RetrievalConfig())
+                                  stance_contrast=artifacts.stance_contrast, refuter_slots=artifacts.refuter_slots)
+                  if artifacts else RetrievalConfig())
     config.check()
     missing = [s for s, w in config.weights.items() if w and s not in BASE_SIGNALS and artifacts is None]
     if missing:

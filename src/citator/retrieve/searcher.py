@@ -228,13 +228,18 @@ class StanceSearcher:
     def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256) -> list[ResultLine]:
         """Top-k distinct known documents per query with finite, non-increasing scores.
 
-        With a stance contrast configured, a text the batch asks with both stances has its two rankings read
-        side by side (retrieve/contrast.py), whichever sub-batches its queries fall in.
+        With a stance contrast or refuter slots configured, a text the batch asks with both stances has its two
+        rankings read side by side (retrieve/contrast.py), whichever sub-batches its queries fall in.
         """
         names = self.needed_signals()
         batch_size = max(1, min(batch_size, MAX_BATCH_CELLS // max(self.manifest.n_passages, 1)))
-        contrasted = bool(self.config.stance_contrast) and bool(contrast.both_stance_groups(queries))
-        depth = max(k, self._contrast_depth()) if contrasted else k
+        slots = self.config.refuter_slots if self.citations is not None else 0
+        paired = bool(self.config.stance_contrast or slots) and bool(contrast.both_stance_groups(queries))
+        depth = max(k, self._contrast_depth()) if paired else k
+        refuters = contrast.known_refuters(self.citations) if paired and slots else None
+        # Rows whose refuted answer gets refuter slots: their best refuters, from the fused order over all documents.
+        slot_rows = set(contrast.refuted_rows(queries)) if refuters is not None else set()
+        best: dict[int, np.ndarray] = {}
         tops: list[tuple[np.ndarray, np.ndarray]] = []
         for start in range(0, len(queries), batch_size):
             batch = queries[start : start + batch_size]
@@ -242,11 +247,17 @@ class StanceSearcher:
             fused = self.fuse(self.signal_matrices(batch, names, encoded), batch, encoded=encoded)
             fused = np.nan_to_num(fused, nan=0.0, posinf=0.0, neginf=0.0)
             tops.append(top_k(fused, depth))
+            rows = [r for r in range(start, start + len(batch)) if r in slot_rows]
+            if rows:
+                found = contrast.best_refuters(fused[[r - start for r in rows]], refuters, slots)
+                best.update(zip(rows, found))
         if not tops:
             return []
         idx, scores = np.concatenate([t[0] for t in tops]), np.concatenate([t[1] for t in tops])
-        if contrasted:
+        if paired:
             idx, scores = contrast.contrast_top(idx, scores, queries, self.config.stance_contrast)
+        if refuters is not None:
+            idx, scores = contrast.refuter_slots(idx, scores, queries, slots, refuters, best)
         idx, scores = idx[:, :k], scores[:, :k]
         # Plain lists: iterating numpy rows element by element (memmap-derived, too) costs ~80 us a query.
         return [ResultLine(q.query_id, tuple(ScoredDoc(self.doc_ids[i], s) for i, s in zip(row_idx, row_scores)))
