@@ -9,7 +9,9 @@ one also holds dev's and would flatter dev), in an index built here from those a
    reordering of them can reach;
 2. the stance contrast at each weight of `citator.retrieve.contrast.GRID` (this must reproduce the manifest's
    `stance_contrast_dev`), and two variants not built: the lean read from the ranker's logits or from ranks
-   instead of scores.
+   instead of scores;
+3. refuter slots: how many documents train's memory knows as refuters, how often each query's own document is
+   one, and citator train's joint choice of weight and slots (this must reproduce the manifest's table too).
 
     .venv/bin/python benchmarks/experiments/contrast_probes.py
 
@@ -61,28 +63,37 @@ def train_memory_artifacts() -> Path:
     return out
 
 
-def main() -> None:
+def train_memory_searcher() -> StanceSearcher:
+    """A searcher over an index built (here, once per training) from train_memory_artifacts()."""
     artifacts = train_memory_artifacts()
     index = WORK / "index"
-    if not (index / "manifest.json").is_file():
+    try:
+        return StanceSearcher(index)
+    except Exception:  # none yet, or built from artifacts retrained since
+        shutil.rmtree(index, ignore_errors=True)
         build_index(DATA / "corpus.jsonl", index, artifacts=read_artifacts(artifacts), progress=True)
-    searcher = StanceSearcher(index)
-    shipped = searcher.config.stance_contrast
-    # The index carries the artifacts' contrast weight; the probe starts from the fusion without it.
-    searcher.config = dataclasses.replace(searcher.config, stance_contrast=0.0)
+        return StanceSearcher(index)
+
+
+def main() -> None:
+    searcher = train_memory_searcher()
+    shipped, slots = searcher.config.stance_contrast, searcher.config.refuter_slots
+    # The index carries the artifacts' contrast weight and refuter slots; the probe starts from the fusion without.
+    searcher.config = dataclasses.replace(searcher.config, stance_contrast=0.0, refuter_slots=0)
     sets = [(DATA / "queries.jsonl", DATA / "ground_truth.jsonl"),
             (DATA / "queries_overruled.jsonl", DATA / "ground_truth_overruled.jsonl")]
     dev_q, dev_qrels = T.load_labeled(sets, "dev")
-    memory_props = {json.loads(line)["proposition_id"] for line in (index / searcher.manifest.data_dir / "memory" /
+    memory_props = {json.loads(line)["proposition_id"] for line in (searcher.index_dir / searcher.manifest.data_dir / "memory" /
                                                                        "memory.jsonl").open()}
     assert not memory_props & {q.extra["proposition_id"] for q in dev_q}, "dev propositions in the memory"
     run10 = {r.query_id: r.doc_ids for r in searcher.search(dev_q, k=10)}
     print(f"dev NDCG@10, all {len(dev_q)} queries, train-only memory: "
           f"{evaluate(dev_qrels, run10, ['ndcg@10'])['ndcg@10']:.4f} (citator train's LambdaMART dev figure)")
-    searcher.config = dataclasses.replace(searcher.config, stance_contrast=shipped)
+    searcher.config = dataclasses.replace(searcher.config, stance_contrast=shipped, refuter_slots=slots)
     run10 = {r.query_id: r.doc_ids for r in searcher.search(dev_q, k=10)}
-    print(f"   with the shipped stance contrast (weight {shipped:g}): {evaluate(dev_qrels, run10, ['ndcg@10'])['ndcg@10']:.4f}")
-    searcher.config = dataclasses.replace(searcher.config, stance_contrast=0.0)
+    print(f"   with the shipped stance contrast and refuter slots (weight {shipped:g}, {slots} slots): "
+          f"{evaluate(dev_qrels, run10, ['ndcg@10'])['ndcg@10']:.4f}")
+    searcher.config = dataclasses.replace(searcher.config, stance_contrast=0.0, refuter_slots=0)
 
     pairs = paired_queries(dev_q)
     both = [q for pair in pairs for q in pair]
@@ -125,6 +136,23 @@ def main() -> None:
     rank_scores = -np.tile(np.arange(idx.shape[1], dtype=np.float64), (len(both), 1))
     for weight in (0.5, 1.0, 2.0):
         report(f"rank lean, weight {weight:g}", contrast.contrast_top(idx, rank_scores, both, weight)[0])
+
+
+    print("\n3. refuter slots (the fused order over all documents, as citator train and run.sh read it)")
+    refuters = contrast.known_refuters(searcher.citations)
+    ids = np.array(searcher.doc_ids)
+    print(f"   refuters known to train's memory: {int(refuters.sum())} of {len(ids)} documents")
+    for name, own in (("supported", 0), ("refuted", 1)):
+        share = np.mean([bool(set(ids[refuters]) & (dev_qrels.relevant(p[own].query_id) - dev_qrels.relevant(p[1 - own].query_id)))
+                         for p in pairs])
+        print(f"   {name:9s} query: own document is a refuter for {share:.3f} of the pairs")
+    encoded = searcher.encode(both)
+    fused = searcher.fuse(searcher.signal_matrices(both, searcher.needed_signals(), encoded), both, encoded=encoded)
+    weight, chosen, table = T.choose_contrast(both, dev_qrels, searcher.doc_ids, fused, refuters)
+    for key, v in table.items():
+        print(f"   weight {v['weight']:<4g} slots {v['slots']:>2}: strict NDCG mean {v['strict_ndcg@10']:.4f}  "
+              f"outranks {v['outranks']:.3f}")
+    print(f"   chosen: weight {weight:g}, {chosen} slots (the manifest: {shipped:g}, {slots})")
 
 
 if __name__ == "__main__":
