@@ -12,6 +12,7 @@ Nothing here reads a test split before the artifacts are final. Writes benchmark
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -108,10 +109,16 @@ def bench(name: str, artifacts: Path | None) -> dict:  # type: ignore[type-arg]
     for label, scores in systems(searcher, test).items():
         idx, _ = top_k(scores, 10)
         runs[label] = {q.query_id: [searcher.doc_ids[i] for i in row] for q, row in zip(test, idx)}
-    # What run.sh answers: the chosen fusion, then the stance contrast for texts the batch asks with both stances
-    # (the overruled propositions; no text of queries.jsonl is asked both ways).
-    out["stance_contrast"] = {"weight": searcher.config.stance_contrast, "dev": manifest.get("stance_contrast_dev")}
+    # What run.sh answers: the chosen fusion, then the stance contrast and the refuter slots for texts the batch asks
+    # with both stances (the overruled propositions; no text of queries.jsonl is asked both ways). The contrast
+    # row is the chosen weight without slots; the slots row is what run.sh answers.
+    shipped = searcher.config
+    out["stance_contrast"] = {"weight": shipped.stance_contrast, "refuter_slots": shipped.refuter_slots,
+                              "dev": manifest.get("stance_contrast_dev")}
+    searcher.config = dataclasses.replace(shipped, refuter_slots=0)
     runs["+ stance contrast"] = {r.query_id: r.doc_ids for r in searcher.search(test, 10)}
+    searcher.config = shipped
+    runs["+ refuter slots"] = {r.query_id: r.doc_ids for r in searcher.search(test, 10)}
     for label, run in runs.items():
         values = per_query(qrels, run, ["ndcg@10"], [q.query_id for q in main])["ndcg@10"]
         by = {s: float(np.mean([values[q.query_id] for q in main if q.stance == s])) for s in ("supported", "refuted", "all")}
@@ -153,7 +160,8 @@ def main() -> None:
         print(f"\n{name}: training {result['training_seconds']:.0f} s, artifacts {result['artifact_bytes'] / 1e6:.1f} MB, "
               f"build {result['build_seconds']:.0f} s, run.sh 311 warm {result['run_sh_311']['warm_seconds']:.2f} s / "
               f"cold {result['run_sh_311']['cold_seconds']:.2f} s, fusion chosen on dev: {result['chosen_fusion']}, "
-              f"stance contrast weight chosen on dev: {result['stance_contrast']['weight']:g}")
+              f"stance contrast weight / refuter slots chosen on dev: {result['stance_contrast']['weight']:g} / "
+              f"{result['stance_contrast'].get('refuter_slots', 0)}")
         print(f"{'system':<26}{'supported':>10}{'refuted':>9}{'all':>8}{'overall':>9}{'reward':>8}{'outranks':>10}")
         for label, v in result["test_ndcg@10"].items():
             sd = result["stance_discrimination"][label]
