@@ -153,6 +153,7 @@ def main() -> None:
         print(f"   weight {v['weight']:<4g} slots {v['slots']:>2}: strict NDCG mean {v['strict_ndcg@10']:.4f}  "
               f"outranks {v['outranks']:.3f}")
     print(f"   chosen: weight {weight:g}, {chosen} slots (the manifest: {shipped:g}, {slots})")
+    assert (weight, chosen) == (shipped, slots), "the probe does not reproduce citator train's choice"
 
 
 if __name__ == "__main__":

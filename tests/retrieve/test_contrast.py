@@ -88,12 +88,29 @@ def test_search_contrasts_both_stance_texts_across_sub_batches(small_stance_set:
     assert [r.doc_ids for r in contrasted.search(queries, k=10, batch_size=1)] == [r.doc_ids for r in results]
 
 
+def test_asking_for_more_than_the_contrast_reads_keeps_the_first_answers(
+        small_stance_set: dict[str, Path], tiny_qwen3_embedding_dir: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The fixture has 40 documents; with the contrast reading the top 5, k = 20 reaches past it.
+    monkeypatch.setattr(contrast, "DEPTH", 5)
+    index = tmp_path / "index"
+    build_index(small_stance_set["corpus"], index, tiny_qwen3_embedding_dir, progress=False)
+    asked = read_queries(small_stance_set["queries"])
+    queries = [Query(q.query_id + ":flip", q.text, "refuted" if q.stance == "supported" else "supported")
+               for q in asked if q.stance != "all"] + asked
+    searcher = StanceSearcher(index)
+    searcher.config = dataclasses.replace(searcher.config, stance_contrast=5.0)
+    short, long = searcher.search(queries, k=3), searcher.search(queries, k=20)
+    assert validate_results(long, set(searcher.doc_ids), queries, 20) == []
+    assert [r.doc_ids[:3] for r in long] == [r.doc_ids for r in short]
+    assert [r.doc_ids[:5] for r in long] == [r.doc_ids for r in searcher.search(queries, k=5)]
+    assert [r.doc_ids for r in long] == [r.doc_ids for r in searcher.search(queries, k=20, batch_size=4)]
+
+
 def test_refuter_slots_give_the_refuted_answer_its_known_refuters() -> None:
     queries = [Query("s", "t", "supported"), Query("r", "t", "refuted"), Query("one", "u", "refuted")]
-    refuters = np.zeros(8, dtype=bool)
-    refuters[[5, 6, 7]] = True
     citations = {"paired_refuted": np.array([0, 0, 0, 0, 0, 2, 1, 3.0]), "paired_supported": np.array([1, 0, 0, 0, 0, 1, 0, 3.0])}
-    # Known refuters: cited as refuting more often than as supporting (document 7 is even, so it is not one).
+    # Known refuters: cited as refuting more often than as supporting (document 7 is cited as often both ways: not one).
     assert contrast.known_refuters(citations).tolist() == [False] * 5 + [True, True, False]
     refuters = contrast.known_refuters(citations)
     fused = np.array([[5, 4, 3, 2, 1, 0.5, 0.7, 9.0]] * 3, dtype=np.float32)
@@ -112,9 +129,31 @@ def test_refuter_slots_give_the_refuted_answer_its_known_refuters() -> None:
     moved, moved_scores = contrast.refuter_slots(idx, scores, queries, 3, refuters, {1: best[1]})
     assert moved.tolist() == [[0, 1, 2, 6], [6, 5, 0, 1], [0, 1, 2, 3]]
     assert (np.diff(moved_scores, axis=1) <= 0).all()
+    # A refuter already in the refuted row moves up without being repeated.
+    moved, _ = contrast.refuter_slots(idx, scores, queries, 2, refuters, {1: np.array([2, 6])})
+    assert moved[1].tolist() == [2, 6, 0, 1]
+    # More slots than places: the row is all refuters, still `depth` long.
+    many = np.zeros(8, dtype=bool)
+    many[:6] = True
+    moved, moved_scores = contrast.refuter_slots(idx, scores, queries, 50, many, {1: np.array([5, 4, 3, 2, 1, 0])})
+    assert moved.shape == idx.shape and moved[1].tolist() == [5, 4, 3, 2] and (np.diff(moved_scores, axis=1) <= 0).all()
     for bad in (-1, 1.5, "3", None, True):
         with pytest.raises(ConfigError, match="refuter_slots"):
             RetrievalConfig(refuter_slots=bad).check()
+
+
+def test_splice_keeps_the_moved_head_and_the_rest_below_it() -> None:
+    # Row 0's head took document 7 from further down; row 1's head is as it was.
+    top_idx = np.array([[7, 0], [0, 1]])
+    top_scores = np.array([[2.0, 1.0], [5.0, 4.0]], dtype=np.float32)
+    idx = np.array([[0, 1, 7, 2, 3, 4], [0, 1, 2, 3, 4, 5]])
+    scores = np.array([[3.0, 2.5, 2.0, 1.5, 1.0, 0.5], [5.0, 4.0, 3.0, 2.0, 1.0, 0.0]], dtype=np.float32)
+    out_idx, out_scores = contrast.splice(top_idx, top_scores, idx, scores, 4)
+    assert out_idx.tolist() == [[7, 0, 1, 2], [0, 1, 2, 3]]
+    # Row 0's rest (2.5, 1.5) is shifted down to start at the head's last score; row 1's rest already sits below.
+    assert out_scores.tolist() == [[2.0, 1.0, 1.0, 0.0], [5.0, 4.0, 3.0, 2.0]]
+    assert contrast.splice(top_idx, top_scores, idx, scores, 2)[0].tolist() == top_idx.tolist()
+    assert contrast.splice(top_idx, top_scores, idx, scores, 100)[0].shape == (2, 6)
 
 
 def test_training_chooses_the_weight_with_the_best_strict_ndcg_on_dev() -> None:

@@ -73,8 +73,9 @@ def refuter_slots(idx: np.ndarray, scores: np.ndarray, queries: Sequence[Query],
     """The first `slots` places of each both-stance text's refuted rows go to `best[row]` (its best refuters, see
     best_refuters), those of its supported rows to its best non-refuters; everything else keeps its order.
 
-    `idx`/`scores`: (n, depth), best first. Scores of a moved row are position values: its old score sequence,
-    with the slots above it (refuted rows), so they stay finite and non-increasing. Other rows are unchanged.
+    `idx`/`scores`: (n, depth), best first. Scores of a moved row are position values: its old score sequence
+    (a supported row's refuter that moves down takes the score of the place it moves to), with the slots above it
+    (refuted rows), so they stay finite and non-increasing. Other rows are unchanged.
     """
     if slots <= 0:
         return idx, scores
@@ -87,7 +88,7 @@ def refuter_slots(idx: np.ndarray, scores: np.ndarray, queries: Sequence[Query],
             kept = set(keep)
             idx[row] = keep + [d for d in docs if d not in kept]
         for row in ref_rows:
-            first = [int(d) for d in best[row][:slots]]
+            first = [int(d) for d in best[row][: min(slots, depth)]]
             chosen = set(first)
             idx[row] = (first + [d for d in idx[row].tolist() if d not in chosen])[:depth]
             top = scores[row, 0]
@@ -119,3 +120,27 @@ def contrast_top(idx: np.ndarray, scores: np.ndarray, queries: Sequence[Query], 
             for row in rows:
                 idx[row], scores[row] = docs[order], moved[order]
     return idx, scores.astype(np.float32)
+
+
+def splice(top_idx: np.ndarray, top_scores: np.ndarray, idx: np.ndarray, scores: np.ndarray, k: int
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """The first k places per row: the moved top places (`top_idx`/`top_scores`, (n, head)), then the row's own
+    ranking (`idx`/`scores`, best first; it should be at least k + head long) without the documents the head holds
+    (so a document the move pushed out of the head comes first), their scores shifted down where needed so that
+    each row stays non-increasing. With k <= head it is the head cut to k."""
+    head = top_idx.shape[1]
+    if k <= head or idx.shape[1] <= head:
+        return top_idx[:, :k], top_scores[:, :k]
+    width = min(k, idx.shape[1])
+    out_idx = np.empty((idx.shape[0], width), dtype=idx.dtype)
+    out_scores = np.empty((idx.shape[0], width), dtype=np.float64)
+    for row in range(idx.shape[0]):
+        held = set(top_idx[row].tolist())
+        rest = [(d, s) for d, s in zip(idx[row].tolist(), scores[row].tolist()) if d not in held]
+        rest = rest[: width - head]
+        tail = np.array([s for _, s in rest], dtype=np.float64)
+        if len(tail):
+            tail -= max(0.0, tail[0] - float(top_scores[row, -1]))
+        out_idx[row] = top_idx[row].tolist() + [d for d, _ in rest]
+        out_scores[row] = np.concatenate([top_scores[row].astype(np.float64), tail])
+    return out_idx, out_scores.astype(np.float32)

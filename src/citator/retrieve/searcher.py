@@ -235,7 +235,10 @@ class StanceSearcher:
         batch_size = max(1, min(batch_size, MAX_BATCH_CELLS // max(self.manifest.n_passages, 1)))
         slots = self.config.refuter_slots if self.citations is not None else 0
         paired = bool(self.config.stance_contrast or slots) and bool(contrast.both_stance_groups(queries))
-        depth = max(k, self._contrast_depth()) if paired else k
+        # The contrast and the slots move the first `head` places only, whose scores do not depend on the sub-batch;
+        # beyond them, up to `head` extra places make up for documents the head took from further down.
+        head = self._contrast_depth()
+        depth = (head if k <= head else k + head) if paired else k
         refuters = contrast.known_refuters(self.citations) if paired and slots else None
         # Rows whose refuted answer gets refuter slots: their best refuters, from the fused order over all documents.
         slot_rows = set(contrast.refuted_rows(queries)) if refuters is not None else set()
@@ -255,9 +258,11 @@ class StanceSearcher:
             return []
         idx, scores = np.concatenate([t[0] for t in tops]), np.concatenate([t[1] for t in tops])
         if paired:
-            idx, scores = contrast.contrast_top(idx, scores, queries, self.config.stance_contrast)
-        if refuters is not None:
-            idx, scores = contrast.refuter_slots(idx, scores, queries, slots, refuters, best)
+            top_idx, top_scores = contrast.contrast_top(idx[:, :head], scores[:, :head], queries,
+                                                        self.config.stance_contrast)
+            if refuters is not None:
+                top_idx, top_scores = contrast.refuter_slots(top_idx, top_scores, queries, slots, refuters, best)
+            idx, scores = contrast.splice(top_idx, top_scores, idx, scores, k)
         idx, scores = idx[:, :k], scores[:, :k]
         # Plain lists: iterating numpy rows element by element (memmap-derived, too) costs ~80 us a query.
         return [ResultLine(q.query_id, tuple(ScoredDoc(self.doc_ids[i], s) for i, s in zip(row_idx, row_scores)))
