@@ -312,3 +312,12 @@ def test_unfinished_artifacts_are_refused(tmp_path: Path) -> None:
     with pytest.raises(IndexDirError, match="training did not finish"):
         read_artifacts(tmp_path)
     assert read_artifacts(tmp_path, allow_incomplete=True).fusion == "interpolate"
+
+
+def test_train_refuses_fewer_than_two_folds_before_any_work(small_stance_set: dict[str, Path], tmp_path: Path) -> None:
+    from citator.learn.train import train
+
+    with pytest.raises(CitatorError, match="folds must be at least 2"):
+        train(small_stance_set["corpus"], [(small_stance_set["queries"], small_stance_set["gt"])], [], tmp_path / "art",
+              folds=1, progress=False)
+    assert not (tmp_path / "art").exists()

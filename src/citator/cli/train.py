@@ -21,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--learning-rate", type=float, default=3e-5)
+    p.add_argument("--folds", type=int, default=2,
+                   help="folds (by proposition) for the ranker's out-of-fold training features (default 2)")
     p.add_argument("--memory-train-only", action="store_true",
                    help="keep dev's propositions out of the shipped memory (by default they join it after selection)")
     p.set_defaults(func=run_train)
@@ -36,7 +38,7 @@ def run_train(args: argparse.Namespace) -> int:
     config = FinetuneConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate)
     manifest = train(args.corpus, list(zip(args.queries, args.ground_truth)),
                      list(zip(args.dev_queries, args.dev_ground_truth)), args.out, args.model, config,
-                     base_index=args.base_index, memory_with_dev=not args.memory_train_only)
+                     base_index=args.base_index, memory_with_dev=not args.memory_train_only, folds=args.folds)
     print(json.dumps({"fusion": manifest["fusion"], "dev_ndcg@10": manifest["dev_ndcg@10"],
                       "timings": manifest["timings"]}, indent=2), file=sys.stderr)
     return 0

@@ -108,15 +108,18 @@ def tune_weights(signals: dict[str, np.ndarray], qrels: Qrels, queries: Sequence
 def train(
     corpus: Path, train_sets: Sequence[tuple[Path, Path]], dev_sets: Sequence[tuple[Path, Path]], out: Path,
     base_encoder: Path | None = None, finetune: FinetuneConfig = FinetuneConfig(), progress: bool = True,
-    base_index: Path | None = None, memory_with_dev: bool = True,
+    base_index: Path | None = None, memory_with_dev: bool = True, folds: int = 2,
 ) -> dict[str, Any]:
     """Learn every artifact from `train_sets` (split train), select on `dev_sets` (or their split dev).
 
     `memory_with_dev`: once selection is over, the shipped memory also holds dev's propositions (see below).
+    `folds`: how many parts (by proposition) train is cut into for the ranker's out-of-fold features.
     """
     from citator.models.encoder import default_encoder_path, load_encoder
     from citator.retrieve.searcher import EncodedQueries, StanceSearcher
 
+    if folds < 2:
+        raise CitatorError(f"folds must be at least 2, got {folds}")
     started = time.monotonic()
     base_encoder = Path(base_encoder) if base_encoder else default_encoder_path()
     docs = read_corpus(corpus)
@@ -197,12 +200,13 @@ def train(
     # (b) LambdaMART fitted on train, on features that parts fitted without each query's fold give it (as they
     # will be for unseen queries); scored on all of dev, which it never saw.
     choices: list[tuple[str, float, Any]] = [("interpolate", tuned, None), ("learned", cv, linear)]
-    if len(set(proposition_folds(train_q, 2).tolist())) < 2:
+    manifest["folds"] = folds
+    if len(set(proposition_folds(train_q, folds).tolist())) < 2:
         manifest["lambdamart_skipped"] = "train has too few propositions for two folds"
     else:
         t = time.monotonic()
         names, x, y, _, reused = out_of_fold_features(fitting, searcher, train_q, train_qrels, list(signals), weights,
-                                                      work / "folds")
+                                                      work / "folds", folds=folds)
         timings["reused_encoders"] += reused
         timings["out_of_fold_seconds"] = time.monotonic() - t
         t = time.monotonic()
