@@ -335,8 +335,8 @@ def out_of_fold_features(
     Parts fitted on a query itself would flatter every learned signal (its own proposition in the memory, its
     own documents pulled towards it); out of fold, the features look as they will for an unseen query.
     Returns (names, x (n_queries, candidates, n_features), y (n_queries, candidates), the candidates' doc indices
-    (n_queries, candidates), how many fold encoders an earlier run had finished and were reused). Rows follow
-    `queries`' order.
+    (n_queries, candidates), how many fold encoders an earlier run had finished and were reused). Rows are fold 0's
+    queries, then fold 1's, and so on, each fold in `queries`' order: `fold_order` lists them.
     """
     from citator.retrieve.doc_embedding import learned_document_vectors
     from citator.retrieve.expansion import SIGNAL as EXPANDED, build_expanded_index
@@ -432,10 +432,11 @@ def choose_contrast(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[st
     rows = contrast.refuted_rows(queries)
     best_of = (dict(zip(rows, contrast.best_refuters(fused[rows], refuters, max(slot_grid))))
                if refuters is not None and max(slot_grid) else {})
+    contrasted = {weight: contrast.contrast_top(idx, scores, queries, weight) for weight in contrast.GRID}
     table: dict[str, Any] = {}
     for slots in slot_grid:
         for weight in contrast.GRID:
-            moved, moved_scores = contrast.contrast_top(idx, scores, queries, weight)
+            moved, moved_scores = contrasted[weight]
             if slots:
                 moved, _ = contrast.refuter_slots(moved, moved_scores, queries, slots, refuters, best_of)
             run = {q.query_id: [doc_ids[j] for j in row[:10]] for q, row in zip(queries, moved.tolist())}
