@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import shutil
 from pathlib import Path
 
@@ -35,7 +34,7 @@ from citator.retrieve import contrast
 from citator.retrieve.index_dir import build_index
 from citator.retrieve.artifacts import read_artifacts
 from citator.retrieve.searcher import StanceSearcher
-from citator.evaluate.stance_discrimination import paired_queries, stance_discrimination
+from citator.evaluate.stance_discrimination import first_rank, paired_queries, stance_discrimination
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data" / "stance" / "casefacts"
@@ -102,15 +101,12 @@ def main() -> None:
     scores = np.array([[d.score for d in r.results] for r in deep], dtype=np.float32)
     ranks = {r.query_id: r.doc_ids for r in deep}
 
-    def first(ranking: list[str], docs: set[str]) -> float:
-        return next((i for i, d in enumerate(ranking) if d in docs), math.inf)
-
     print(f"\n1. {len(pairs)} dev propositions asked with both stances: where each query's own document sits")
     for name, own in (("supported", 0), ("refuted", 1)):
         at, union = [], []
         for pair in pairs:
             mine = dev_qrels.relevant(pair[own].query_id) - dev_qrels.relevant(pair[1 - own].query_id)
-            at.append(first(ranks[pair[own].query_id], mine))
+            at.append(first_rank(ranks[pair[own].query_id], mine))
             union.append(bool(mine & (set(ranks[pair[0].query_id]) | set(ranks[pair[1].query_id]))))
         at_ = np.array(at)
         print(f"   {name:9s} query: own document in its top 10 {np.mean(at_ < 10):.3f}, in its top 100 "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -19,12 +20,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from contrast_probes import ARTIFACTS, DATA, WORK, train_memory_searcher  # noqa: E402
 
-from citator.data import read_corpus  # noqa: E402
+from citator.data import Qrels, Query, read_corpus  # noqa: E402
 from citator.evaluate.stance_discrimination import paired_queries  # noqa: E402
 from citator.learn import train as T  # noqa: E402
 from citator.learn.finetune import FinetuneConfig  # noqa: E402
 from citator.models.encoder import load_encoder  # noqa: E402
 from citator.retrieve.passages import PassageSpec, passage_layout  # noqa: E402
+from citator.retrieve.searcher import StanceSearcher  # noqa: E402
 
 OUT = WORK / "pair-features.npz"
 CANDIDATES = 200
@@ -36,24 +38,49 @@ def paired_ids(queries) -> set[str]:  # type: ignore[no-untyped-def]
     return {q.query_id for p in paired_queries(queries) for q in p}
 
 
-def main() -> None:
+@dataclass
+class OutOfFold:
+    """Train's out-of-fold ranker features as `citator train` computes them, and what scoring dev needs."""
+
+    searcher: StanceSearcher  # over the train-only-memory index
+    weights: dict[str, float]
+    signal_names: list[str]
+    train_q: list[Query]
+    train_qrels: Qrels
+    dev_q: list[Query]
+    dev_qrels: Qrels
+    names: list[str]
+    x: np.ndarray  # rows in T.fold_order(train_q)
+    y: np.ndarray
+    cand: np.ndarray
+
+
+def out_of_fold(progress: bool = True) -> OutOfFold:
+    """Out-of-fold features for all of train (the fold encoders' stamps depend on all of it), reusing the shipped
+    artifacts' fold encoders and base passage vectors."""
     searcher = train_memory_searcher()
     manifest = json.loads((ARTIFACTS / "manifest.json").read_text())
     train_q, train_qrels = T.load_labeled(SETS, "train")
     dev_q, dev_qrels = T.load_labeled(SETS, "dev")
     weights = manifest["weights"]
     wanted = [n for n in searcher.available_signals() if n != "dense"]
-
     docs = read_corpus(DATA / "corpus.jsonl")
     base_path = Path(manifest["base_encoder"])
     _, starts = passage_layout([d.title for d in docs], [d.text for d in docs], PassageSpec())
     stem = next((ARTIFACTS / "work").glob("base-passages-*.npy")).stem
     fitting = T._Fitting(DATA / "corpus.jsonl", docs, base_path, load_encoder(base_path).model_id,
                          np.load(ARTIFACTS / "work" / f"{stem}.npy"), starts, FinetuneConfig(**manifest["finetune"]),
-                         True)
-    names, x, _, cand, reused = T.out_of_fold_features(fitting, searcher, train_q, train_qrels, wanted, weights,
+                         progress)
+    names, x, y, cand, reused = T.out_of_fold_features(fitting, searcher, train_q, train_qrels, wanted, weights,
                                                        ARTIFACTS / "work" / "folds", candidates=CANDIDATES)
     print(f"out-of-fold features {x.shape}, fold encoders reused: {reused}")
+    return OutOfFold(searcher, weights, wanted, train_q, train_qrels, dev_q, dev_qrels, names, x, y, cand)
+
+
+def main() -> None:
+    oof = out_of_fold()
+    searcher, weights, wanted, names, x, cand = oof.searcher, oof.weights, oof.signal_names, oof.names, oof.x, oof.cand
+    train_q, dev_q = oof.train_q, oof.dev_q
     order = T.fold_order(train_q)
     keep = paired_ids(train_q)
     rows = [i for i, q in enumerate(order) if q.query_id in keep]

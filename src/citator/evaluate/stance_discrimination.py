@@ -7,7 +7,7 @@ of the requested stance outranks the best-ranked document of the opposite stance
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from citator.data.records import Qrels, Query
@@ -32,7 +32,8 @@ def paired_queries(queries: Sequence[Query]) -> list[tuple[Query, Query]]:
     return [(p["supported"], p["refuted"]) for p in by_prop.values() if len(p) == 2]
 
 
-def _first_rank(ranking: Sequence[str], docs: frozenset[str]) -> float:
+def first_rank(ranking: Sequence[str], docs: Set[str]) -> float:
+    """The position of the first of `docs` in `ranking` (0 = first), inf when none is in it."""
     return next((i for i, d in enumerate(ranking) if d in docs), float("inf"))
 
 
@@ -48,7 +49,7 @@ def stance_discrimination(
             ranking = run.get(own.query_id, ())
             strict[own.stance].append(ndcg(ranking, {d: 1 for d in mine}, k))
             # A tie (both absent from the ranking) is no win: the requested stance was not found.
-            wins[own.stance].append(float(_first_rank(ranking, mine) < _first_rank(ranking, theirs)))
+            wins[own.stance].append(float(first_rank(ranking, mine) < first_rank(ranking, theirs)))
     n = len(wins["supported"]) + len(wins["refuted"])
     mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")  # noqa: E731
     return StanceDiscrimination(
