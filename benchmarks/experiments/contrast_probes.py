@@ -11,7 +11,10 @@ one also holds dev's and would flatter dev), in an index built here from those a
    `stance_contrast_dev`), and two variants not built: the lean read from the ranker's logits or from ranks
    instead of scores;
 3. refuter slots: how many documents train's memory knows as refuters, how often each query's own document is
-   one, and citator train's joint choice of weight and slots (this must reproduce the manifest's table too).
+   one, and citator train's joint choice of weight and slots (this must reproduce the manifest's table too);
+4. the same settings on two halves of these pairs: those whose refuting case train's memory knows as a refuter and
+   those whose refuting case it does not (the slots are a closed-world prior: what they do to the second half is
+   what they do where the refuting cases are new).
 
     .venv/bin/python benchmarks/experiments/contrast_probes.py
 
@@ -150,6 +153,32 @@ def main() -> None:
               f"outranks {v['outranks']:.3f}")
     print(f"   chosen: weight {weight:g}, {chosen} slots (the manifest: {shipped:g}, {slots})")
     assert (weight, chosen) == (shipped, slots), "the probe does not reproduce citator train's choice"
+
+    print("\n4. by whether the refuting case is a known refuter (run.sh's answers at each setting)")
+    known_ids = set(ids[refuters])
+    groups = {True: [], False: []}
+    for pair in pairs:
+        refuting = dev_qrels.relevant(pair[1].query_id) - dev_qrels.relevant(pair[0].query_id)
+        groups[bool(refuting & known_ids)].append(pair)
+    settings = [(0.0, 0), (2.0, 0), (shipped, 0), (shipped, slots)]
+    runs = {}
+    for w, m in settings:
+        searcher.config = dataclasses.replace(searcher.config, stance_contrast=w, refuter_slots=m)
+        runs[w, m] = {r.query_id: r.doc_ids for r in searcher.search(both, k=10)}
+    for known, group in groups.items():
+        queries = [q for pair in group for q in pair]
+        at = np.array([first_rank(ranks[pair[1].query_id],
+                                  dev_qrels.relevant(pair[1].query_id) - dev_qrels.relevant(pair[0].query_id))
+                       for pair in group])
+        print(f"   refuting case {'known' if known else 'not known'} to train's memory: {len(group)} pairs; "
+              f"without contrast or slots it is in the refuted query's top 10 for {int(np.sum(at < 10))}, top 100 for "
+              f"{int(np.sum(at < 100))} (median place there {np.median(at[at < 100]) + 1:g})")
+        for w, m in settings:
+            found = stance_discrimination(queries, dev_qrels, runs[w, m])
+            print(f"   weight {w:<4g} slots {m:>2}: strict NDCG sup {found.strict_ndcg['supported']:.4f} "
+                  f"ref {found.strict_ndcg['refuted']:.4f} mean {np.mean(list(found.strict_ndcg.values())):.4f}  "
+                  f"outranks {found.outranks_rate:.3f} (sup {found.outranks_by_stance['supported']:.3f}, "
+                  f"ref {found.outranks_by_stance['refuted']:.3f})")
 
 
 if __name__ == "__main__":
