@@ -50,3 +50,15 @@ def test_top_k_is_sorted_and_distinct() -> None:
         assert len(set(row_idx.tolist())) == 10
         assert np.all(np.diff(row_scores) <= 0)
         assert row_scores[0] == full.max()
+
+
+def test_top_k_breaks_ties_by_document_index_whatever_k_is() -> None:
+    rng = np.random.default_rng(1)
+    s = rng.integers(0, 4, size=(20, 300)).astype(np.float32)  # many exact ties
+    longest, _ = top_k(s, 300)
+    for row, full in zip(longest, s):
+        assert row.tolist() == sorted(range(300), key=lambda j: (-full[j], j))
+    for k in (1, 3, 10, 77, 250):
+        idx, scores = top_k(s, k)
+        assert (idx == longest[:, :k]).all()  # a longer answer starts with the shorter one
+        assert (scores == np.take_along_axis(s, idx, 1)).all()

@@ -53,10 +53,23 @@ def rrf(signals: Mapping[str, np.ndarray], weights: Mapping[str, float], k: int 
 
 
 def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices and scores of the k best documents per query, best first."""
+    """Indices and scores of the k best documents per query, best first; equal scores by document index.
+
+    Ties are broken the same way whatever k is, so a longer answer starts with the shorter one.
+    """
     k = min(k, scores.shape[1])
     idx = np.argpartition(-scores, k - 1, axis=1)[:, :k]
     rows = np.arange(scores.shape[0])[:, None]
-    order = np.argsort(-scores[rows, idx], axis=1, kind="stable")
+    picked = scores[rows, idx]
+    kth = picked.min(axis=1)
+    # argpartition picks arbitrarily among documents tied at the k-th score: where it left some out, take the
+    # lowest-indexed of them instead.
+    ambiguous = np.flatnonzero((scores == kth[:, None]).sum(axis=1) > (picked == kth[:, None]).sum(axis=1))
+    for r in ambiguous.tolist():
+        above = np.flatnonzero(scores[r] > kth[r])
+        tied = np.flatnonzero(scores[r] == kth[r])[: k - len(above)]
+        idx[r] = np.concatenate([above, tied])
+    picked = scores[rows, idx]
+    order = np.lexsort((idx, -picked), axis=1)
     idx = idx[rows, order]
     return idx, scores[rows, idx]

@@ -205,8 +205,9 @@ class StanceSearcher:
                                                  self.ranker.candidates, config.norm_depth, self.citations, tokens,
                                                  self.late_store)
         logits = self.ranker.score(names, x)
-        # Candidates rank by the ranker, above every non-candidate (which keep their interpolated order below).
-        out = base - base.max() - 1.0 - np.abs(base.min())
+        # Candidates rank by the ranker (scores in (1, 2)), above every non-candidate, which keeps its interpolated
+        # order below (scores at most -1, shifted per query: a query's scores do not depend on the rest of the batch).
+        out = base - base.max(axis=1, keepdims=True) - 1.0
         rows = np.arange(cand.shape[0])[:, None]
         out[rows, cand] = (1.0 / (1.0 + np.exp(-logits))).astype(np.float32) + 1.0
         return out
@@ -219,8 +220,8 @@ class StanceSearcher:
         return names
 
     def _contrast_depth(self) -> int:
-        # Only scores that do not depend on the rest of the sub-batch: under learned fusion, the ranker's
-        # candidates (the others are placed below them relative to the sub-batch's range).
+        # Only scores on one scale: under learned fusion, the ranker's candidates (the others are placed below them,
+        # and a lean between a candidate's score and a non-candidate's would measure that gap).
         if self.config.fusion == "learned" and self.ranker is not None:
             return min(contrast.DEPTH, self.ranker.candidates)
         return contrast.DEPTH
