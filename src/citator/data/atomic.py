@@ -45,6 +45,14 @@ def write_json_atomic(path: str | Path, obj: Any) -> None:
     write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
+def save_npy_atomic(path: str | Path, array: Any) -> None:
+    """numpy.save, atomically (a crash leaves the old file or none, never a truncated one)."""
+    import numpy as np
+
+    with atomic_open(path, "wb", encoding=None) as handle:
+        np.save(handle, array)
+
+
 def write_jsonl_atomic(path: str | Path, rows: Iterable[Any]) -> None:
     """Write JSON lines atomically, one compact object per line."""
     with atomic_open(path) as handle:

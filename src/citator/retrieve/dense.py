@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
+from citator.data.atomic import save_npy_atomic
+
 FAISS_THRESHOLD = 1_000_000
 
 
@@ -23,7 +25,7 @@ class DenseIndex:
         self._faiss = None
 
     def save(self, path: Path, dtype: str = "float16") -> None:
-        np.save(path, self.vectors.astype(dtype))
+        save_npy_atomic(path, self.vectors.astype(dtype))
 
     @classmethod
     def load(cls, path: Path, mmap: bool = True) -> DenseIndex:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from citator.data.atomic import write_jsonl_atomic
+from citator.data.atomic import save_npy_atomic, write_jsonl_atomic
 from citator.retrieve.dense import normalise_rows
 from citator.retrieve.memory import match_documents
 from citator.retrieve.passages import document_of_passage
@@ -42,7 +42,7 @@ def save_deltas(directory: Path, doc_ids: Sequence[str], titles: Sequence[str], 
     """Only documents that moved are kept."""
     moved = np.flatnonzero(np.abs(deltas).max(axis=1) > 0)
     write_jsonl_atomic(directory / DOCUMENTS, ({"doc_id": doc_ids[i], "title": titles[i]} for i in moved))
-    np.save(directory / DELTAS, deltas[moved].astype(np.float32))
+    save_npy_atomic(directory / DELTAS, deltas[moved].astype(np.float32))
 
 
 def apply_deltas(directory: Path, doc_ids: Sequence[str], titles: Sequence[str], base: np.ndarray) -> np.ndarray | None:

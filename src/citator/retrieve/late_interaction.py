@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from citator.data.atomic import save_npy_atomic
 from citator.models.encoder import Encoder, TokenStates
 
 SIGNAL = "maxsim"
@@ -106,9 +107,10 @@ class TokenStore:
                    offsets.astype(np.int64))
 
     def save(self, directory: Path) -> None:
-        np.save(directory / TOKENS, self.tokens)
-        np.save(directory / SCALES, self.scales)
-        np.save(directory / OFFSETS, self.offsets)
+        # One file at a time, atomically, offsets last: a store cut short is not present().
+        save_npy_atomic(directory / TOKENS, self.tokens)
+        save_npy_atomic(directory / SCALES, self.scales)
+        save_npy_atomic(directory / OFFSETS, self.offsets)
 
     @classmethod
     def load(cls, directory: Path) -> TokenStore:
