@@ -24,7 +24,7 @@ from citator.data import Qrels, Query, read_corpus  # noqa: E402
 from citator.evaluate.stance_discrimination import paired_queries  # noqa: E402
 from citator.learn import train as T  # noqa: E402
 from citator.learn.finetune import FinetuneConfig  # noqa: E402
-from citator.models.encoder import load_encoder  # noqa: E402
+from citator.models.encoder import encoder_fingerprint, load_encoder  # noqa: E402
 from citator.retrieve.passages import PassageSpec, passage_layout  # noqa: E402
 from citator.retrieve.searcher import StanceSearcher  # noqa: E402
 
@@ -70,7 +70,7 @@ def out_of_fold(progress: bool = True) -> OutOfFold:
     stem = next((ARTIFACTS / "work").glob("base-passages-*.npy")).stem
     fitting = T._Fitting(DATA / "corpus.jsonl", docs, base_path, load_encoder(base_path).model_id,
                          np.load(ARTIFACTS / "work" / f"{stem}.npy"), starts, FinetuneConfig(**manifest["finetune"]),
-                         progress)
+                         progress, encoder_fingerprint(base_path))
     names, x, y, cand, reused = T.out_of_fold_features(fitting, searcher, train_q, train_qrels, wanted, weights,
                                                        ARTIFACTS / "work" / "folds", candidates=CANDIDATES)
     print(f"out-of-fold features {x.shape}, fold encoders reused: {reused}")

@@ -41,6 +41,10 @@ class ResultsError(DataError):
     """A results (run) file is malformed or breaks the output rules."""
 
 
+class ArtifactError(DataError):
+    """A file of a trained artifacts directory (e.g. the proposition memory) is malformed."""
+
+
 class IndexDirError(CitatorError):
     """An index directory is missing, half-written or built for other inputs."""
 

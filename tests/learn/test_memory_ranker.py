@@ -32,6 +32,10 @@ def test_link_by_id_then_by_unique_title() -> None:
     assert sorted(zip(rows.tolist(), cols.tolist())) == [(0, 0), (1, 1), (2, 2)]
     rows, _ = memory.link(["a", "b"], ["New v. Rule", "New v. Rule"])  # ambiguous title: no link
     assert rows.tolist() == []
+    # A document the training corpus lacked has no title: it never links to the one untitled document here.
+    gone = PropositionMemory([MemoryEntry("p9", "supported", "x", ("gone",), ("",))], VECTORS[:1])
+    assert gone.link(["d1", "d2"], ["Some v. Case", ""])[0].tolist() == []
+    assert gone.link(["d1"], ["  --  "])[0].tolist() == []  # nothing left of it once punctuation is dropped
 
 
 def test_memory_signals_stance_and_exclusion() -> None:
@@ -76,6 +80,32 @@ def test_memory_round_trip(tmp_path: Path) -> None:
     PropositionMemory(ENTRIES, VECTORS).save(tmp_path / "m")
     loaded = PropositionMemory.load(tmp_path / "m")
     assert loaded.entries == ENTRIES and np.allclose(loaded.vectors, VECTORS, atol=1e-3)
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["memory.jsonl", "memory_vectors.npy"]  # no temp
+
+
+@pytest.mark.parametrize("line, field", [
+    ('{"proposition_id": "p1", "stance": "supported", "text": "t", "doc_titles": []}', "doc_ids"),
+    ('{"proposition_id": "p1", "stance": "maybe", "text": "t", "doc_ids": [], "doc_titles": []}', "stance"),
+    ('{"proposition_id": "p1", "stance": "all", "text": "t", "doc_ids": ["a"], "doc_titles": []}', "doc_titles"),
+    ('{"stance": "all", "text": "t", "doc_ids": [], "doc_titles": []}', "proposition_id"),
+])
+def test_memory_reader_names_file_line_and_field(tmp_path: Path, line: str, field: str) -> None:
+    from citator.errors import ArtifactError
+
+    PropositionMemory(ENTRIES, VECTORS).save(tmp_path)
+    lines = (tmp_path / "memory.jsonl").read_text().splitlines()
+    (tmp_path / "memory.jsonl").write_text("\n".join([lines[0], line, lines[2]]) + "\n")
+    with pytest.raises(ArtifactError, match=f'memory.jsonl line 2 field "{field}"'):
+        PropositionMemory.load(tmp_path)
+
+
+def test_memory_reader_refuses_vectors_that_do_not_match_the_entries(tmp_path: Path) -> None:
+    from citator.errors import ArtifactError
+
+    PropositionMemory(ENTRIES, VECTORS).save(tmp_path)
+    np.save(tmp_path / "memory_vectors.npy", VECTORS[:2])
+    with pytest.raises(ArtifactError, match="vectors for the 3 entries"):
+        PropositionMemory.load(tmp_path)
 
 
 def test_doc_years() -> None:
@@ -153,6 +183,21 @@ def test_candidate_features_year_is_relative_and_stance_gated() -> None:
     assert names == ["dense:norm", "dense:raw", "year_rel*supported", "year_rel*refuted"]
     assert x[0, :, 2].tolist() == [0.0, 0.0, 0.0]  # supported column is off for a refuted query
     assert x[0, 0, 3] < 0 < x[0, 1, 3] and x[0, 2, 3] == 0.0  # unknown year: neutral
+
+
+def test_candidate_year_is_centred_on_a_fixed_depth_so_pulling_more_candidates_does_not_change_it() -> None:
+    from citator.retrieve.ranker import YEAR_CENTRE
+
+    rng = np.random.default_rng(0)
+    n = 2 * YEAR_CENTRE
+    signals = {"dense": np.sort(rng.random((1, n)).astype(np.float32))[:, ::-1].copy()}
+    years = rng.integers(1800, 2020, n).astype(np.float32)
+    cand = np.arange(n)[None, :]
+    names, deep = candidate_features(signals, ["supported"], years, cand)
+    _, shallow = candidate_features(signals, ["supported"], years, cand[:, :YEAR_CENTRE])
+    col = names.index("year_rel*supported")
+    assert np.allclose(deep[0, :YEAR_CENTRE, col], shallow[0, :, col])
+    assert deep[0, :YEAR_CENTRE, col].mean() == pytest.approx(0.0, abs=1e-5)
 
 
 def test_citation_prior_counts_and_follows_the_query_stance() -> None:

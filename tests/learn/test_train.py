@@ -83,7 +83,7 @@ def test_test_split_is_never_loaded(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, Path], small_index: Path,
-                                                   tmp_path: Path) -> None:
+                                                   tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from citator.cli.main import main
     from citator.data import read_corpus, read_ground_truth
     from citator.evaluate import evaluate
@@ -252,6 +252,36 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     assert type(cold.ft_encoder).__name__ == "NumpyBertEncoder"
     assert [[d.doc_id for d in r.results] for r in cold.search(all_queries, 10)] == [[d.doc_id for d in r.results] for r in results]
 
+    # Under learned fusion the documents below the ranker's candidates are placed per query: a query's scores do
+    # not depend on the rest of the batch (float noise of batched encoding aside).
+    searcher.ranker = dataclasses.replace(searcher.ranker, candidates=5)
+    searcher.config = dataclasses.replace(searcher.config, fusion="learned", stance_contrast=0.0, refuter_slots=0)
+    together = searcher.search(all_queries, 20)
+    for q, joint in zip(all_queries[:4], together):
+        single = searcher.search([q], 20)[0]
+        assert single.doc_ids[:5] == joint.doc_ids[:5]
+        assert np.allclose([d.score for d in single.results], [d.score for d in joint.results], atol=1e-4)
+
+    # A retrain that dies half-way (here in the document vectors, after the new encoder replaced the old one)
+    # leaves artifacts that are refused, not the new encoder passing with the old memory and ranker.
+    from citator.errors import IndexDirError
+    from citator.learn import train as train_module
+    from citator.retrieve.artifacts import read_artifacts
+
+    def crash(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("power cut")
+
+    monkeypatch.setattr(train_module, "fit_document_deltas", crash)
+    with pytest.raises(RuntimeError, match="power cut"):
+        main([*train_args[:-1], "3"])
+    assert json.loads((art / "encoder" / "citator_finetune.json").read_text())["finetune"]["epochs"] == 3
+    with pytest.raises(IndexDirError, match="training did not finish"):
+        read_artifacts(art)
+    with pytest.raises(IndexDirError, match="changed since"):
+        StanceSearcher(index)
+    assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(tmp_path / "index2"),
+                 "--artifacts", str(art), "--no-serve"]) == 2
+
 
 def test_proposition_folds_keep_a_propositions_stances_together() -> None:
     from citator.data import Query
@@ -285,6 +315,23 @@ def test_train_with_one_training_proposition_skips_lambdamart_and_says_why(small
     # Nothing is asked with both stances here, and a ranker fitted on dev could not choose a contrast either.
     assert manifest["stance_contrast"] == 0.0 and manifest["refuter_slots"] == 0
     assert ("fitted on dev" if manifest["ranker"] == "linear" else "no proposition") in manifest["stance_contrast_dev"]["skipped"]
+
+
+@pytest.mark.slow
+def test_dev_with_one_proposition_skips_the_cross_validated_ranker_and_says_why(small_stance_set: dict[str, Path],
+                                                                                tmp_path: Path) -> None:
+    from citator.learn.train import train
+
+    rows = [json.loads(line) for line in small_stance_set["queries"].open()]
+    last = rows[-1]["proposition_id"]
+    for r in rows:
+        r["split"] = "dev" if r["proposition_id"] == last else "train"
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manifest = train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art",
+                     finetune=FinetuneConfig(epochs=1), progress=False)
+    assert manifest["complete"] and manifest["linear_skipped"] == "dev has too few propositions for two folds"
+    assert "learned fusion (2-fold CV on dev)" not in manifest["dev_ndcg@10"] and manifest["ranker"] != "linear"
 
 
 def test_train_and_dev_must_not_share_propositions(small_stance_set: dict[str, Path], tmp_path: Path) -> None:
@@ -321,3 +368,73 @@ def test_train_refuses_fewer_than_two_folds_before_any_work(small_stance_set: di
         train(small_stance_set["corpus"], [(small_stance_set["queries"], small_stance_set["gt"])], [], tmp_path / "art",
               folds=1, progress=False)
     assert not (tmp_path / "art").exists()
+
+
+def test_a_changed_base_encoder_is_not_taken_for_the_old_one(small_stance_set: dict[str, Path], tmp_path: Path) -> None:
+    """Same folder name, other weights: the fine-tuned encoder and cached vectors are not reused, and an index
+    built with the new weights refuses artifacts trained on the old ones."""
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+
+    from citator.errors import IndexDirError
+    from citator.learn.train import train
+    from citator.models.encoder import default_encoder_path, encoder_fingerprint
+    from citator.retrieve.artifacts import read_artifacts
+    from citator.retrieve.index_dir import build_index
+
+    rows = [json.loads(line) for line in small_stance_set["queries"].open()]
+    props = sorted({r["proposition_id"] for r in rows})
+    for r in rows:
+        r["split"] = "train" if props.index(r["proposition_id"]) % 2 else "dev"
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    model = tmp_path / "a" / "model"
+    shutil.copytree(default_encoder_path(), model)
+    art = tmp_path / "art"
+    args = (small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], art)
+    first = train(*args, base_encoder=model, finetune=FinetuneConfig(epochs=1), progress=False)
+    assert first["base_encoder_sha256"] == encoder_fingerprint(model)
+    weights = model / "model.safetensors"
+    tensors = load_file(weights)
+    name = next(k for k in tensors if k.endswith("word_embeddings.weight"))
+    tensors[name] = tensors[name] * 1.5
+    save_file(tensors, weights)
+    assert encoder_fingerprint(model) != first["base_encoder_sha256"]
+    with pytest.raises(IndexDirError, match="trained against encoder"):
+        build_index(small_stance_set["corpus"], tmp_path / "index", model, artifacts=read_artifacts(art), progress=False)
+    second = train(*args, base_encoder=model, finetune=FinetuneConfig(epochs=1), progress=False)
+    assert second["timings"]["reused_encoders"] == 0
+    assert second["base_encoder_sha256"] == encoder_fingerprint(model)
+    assert len(list((art / "work").glob("base-passages-*.npy"))) == 2  # new vectors, cached under the new weights
+    build_index(small_stance_set["corpus"], tmp_path / "index", model, artifacts=read_artifacts(art), progress=False)
+
+
+def test_finetune_settings_out_of_range_are_refused_before_any_work(small_stance_set: dict[str, Path],
+                                                                     tmp_path: Path) -> None:
+    from citator.cli.main import main
+    from citator.errors import ConfigError
+
+    for bad in ({"epochs": 0}, {"batch_size": 0}, {"learning_rate": float("nan")}, {"learning_rate": -1e-5}):
+        with pytest.raises(ConfigError, match=next(iter(bad))):
+            FinetuneConfig(**bad)
+    out = tmp_path / "art"
+    assert main(["train", "--corpus", str(small_stance_set["corpus"]), "--queries", str(small_stance_set["queries"]),
+                 "--ground-truth", str(small_stance_set["gt"]), "--out", str(out), "--epochs", "-3"]) == 2
+    assert not out.exists()
+
+
+def test_mispaired_or_partly_labeled_training_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    q, g, other = tmp_path / "q.jsonl", tmp_path / "g.jsonl", tmp_path / "other.jsonl"
+    q.write_text("".join(json.dumps({"query_id": f"q{i}", "text": f"claim {i}", "stance": "supported",
+                                     "split": "train"}) + "\n" for i in range(3)))
+    other.write_text(json.dumps({"query_id": "x", "relevant_doc_ids": ["d1"]}) + "\n")
+    with pytest.raises(CitatorError, match="none of its 3 train queries has ground truth"):
+        load_labeled([(q, other)], "train")
+    g.write_text(json.dumps({"query_id": "q0", "relevant_doc_ids": ["d1", "gone"]}) + "\n"
+                 + json.dumps({"query_id": "q1", "relevant_doc_ids": ["d2"]}) + "\n")
+    queries, qrels = load_labeled([(q, g)], "train", corpus_ids={"d1", "d2"})
+    assert [x.query_id for x in queries] == ["q0", "q1"]
+    err = capsys.readouterr().err
+    assert '1 train queries have no ground truth' in err and 'query_id "q2"' in err
+    assert '1 relevant_doc_ids of 1 queries are not in the corpus' in err and '"gone"' in err

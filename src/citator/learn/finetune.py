@@ -50,6 +50,24 @@ class FinetuneConfig:
     # queries against training ones; 0 turns it off.
     pair_weight: float = 0.5
 
+    def __post_init__(self) -> None:
+        from citator.errors import ConfigError
+
+        checks = {"epochs": self.epochs >= 1, "batch_size": self.batch_size >= 1,
+                  "learning_rate": math.isfinite(self.learning_rate) and self.learning_rate > 0,
+                  "warmup_fraction": 0 <= self.warmup_fraction <= 1,
+                  "temperature": math.isfinite(self.temperature) and self.temperature > 0,
+                  "query_max_length": self.query_max_length >= 1,
+                  "opposite_weight": math.isfinite(self.opposite_weight) and self.opposite_weight > 0,
+                  "frozen_layers": self.frozen_layers >= 0,
+                  "pair_weight": math.isfinite(self.pair_weight) and self.pair_weight >= 0}
+        bad = [name for name, ok in checks.items() if not ok]
+        if bad:
+            raise ConfigError("fine-tuning settings out of range: "
+                              + ", ".join(f"{name}={getattr(self, name)!r}" for name in bad)
+                              + " (epochs, batch size and query length at least 1, learning rate, temperature and"
+                              " opposite weight positive, warmup fraction in [0, 1])")
+
 
 def finetune_query_encoder(
     base_dir: Path, examples: Sequence[QueryExample], passage_vectors: np.ndarray, starts: np.ndarray, out_dir: Path,

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from citator.data import Document, Qrels, Query, read_corpus, read_ground_truth, read_queries, write_json_atomic
+from citator.data.atomic import save_npy_atomic
 from citator.errors import CitatorError
 from citator.evaluate import evaluate
 from citator.evaluate.stance_discrimination import paired_queries, stance_discrimination
@@ -43,12 +44,21 @@ from citator.retrieve.ranker import ranked_candidates
 LabeledSet = tuple[list[Query], Qrels]
 
 
-def load_labeled(pairs: Sequence[tuple[Path, Path]], split: str | None) -> LabeledSet:
-    """Queries (of one split, if the files carry splits) with their ground truth; `test` is never accepted."""
+def load_labeled(pairs: Sequence[tuple[Path, Path]], split: str | None,
+                 corpus_ids: set[str] | None = None) -> LabeledSet:
+    """Queries (of one split, if the files carry splits) with their ground truth; `test` is never accepted.
+
+    A queries file none of whose queries (of the split) has ground truth is refused (a mispaired
+    --ground-truth); queries without any, and with `corpus_ids`, relevant documents the corpus lacks, are
+    reported on stderr: training can learn nothing from them.
+    """
     queries: list[Query] = []
     grades: dict[str, dict[str, int]] = {}
     for q_path, g_path in pairs:
         qrels = read_ground_truth(g_path)
+        unlabeled: list[str] = []
+        labeled_here = 0
+        missing: dict[str, list[str]] = {}
         for q in read_queries(q_path):
             if q.split == "test":
                 continue  # never learn from, or select on, a test split
@@ -56,9 +66,28 @@ def load_labeled(pairs: Sequence[tuple[Path, Path]], split: str | None) -> Label
                 continue
             if q.query_id in grades:
                 raise CitatorError(f'{q_path}: query_id "{q.query_id}" appears in two training files')
-            if q.query_id in qrels:
-                queries.append(q)
-                grades[q.query_id] = dict(qrels.of(q.query_id))
+            if q.query_id not in qrels:
+                unlabeled.append(q.query_id)
+                continue
+            queries.append(q)
+            labeled_here += 1
+            grades[q.query_id] = dict(qrels.of(q.query_id))
+            if corpus_ids is not None:
+                gone = sorted(qrels.relevant(q.query_id) - corpus_ids)
+                if gone:
+                    missing[q.query_id] = gone
+        if unlabeled and not labeled_here:
+            raise CitatorError(f'{q_path}: none of its {len(unlabeled)} {split or ""} queries has ground truth in '
+                               f'{g_path} (e.g. query_id "{unlabeled[0]}"): is --ground-truth paired with the '
+                               "right --queries?")
+        if unlabeled:
+            print(f'warning: {q_path}: {len(unlabeled)} {split or ""} queries have no ground truth in {g_path} '
+                  f'(e.g. query_id "{unlabeled[0]}"); training skips them', file=sys.stderr)
+        if missing:
+            first = next(iter(missing))
+            print(f'warning: {g_path}: {sum(map(len, missing.values()))} relevant_doc_ids of {len(missing)} queries '
+                  f'are not in the corpus (e.g. query_id "{first}": "{missing[first][0]}"); training cannot learn '
+                  "them", file=sys.stderr)
     if not queries:
         raise CitatorError(f"no labeled queries for split {split!r} in {[str(p) for p, _ in pairs]}")
     return queries, Qrels.from_dict(grades)
@@ -115,7 +144,7 @@ def train(
     `memory_with_dev`: once selection is over, the shipped memory also holds dev's propositions (see below).
     `folds`: how many parts (by proposition) train is cut into for the ranker's out-of-fold features.
     """
-    from citator.models.encoder import default_encoder_path, load_encoder
+    from citator.models.encoder import default_encoder_path, encoder_fingerprint, load_encoder
     from citator.retrieve.searcher import EncodedQueries, StanceSearcher
 
     if folds < 2:
@@ -124,14 +153,15 @@ def train(
     base_encoder = Path(base_encoder) if base_encoder else default_encoder_path()
     docs = read_corpus(corpus)
     doc_ids = [d.doc_id for d in docs]
-    train_q, train_qrels = load_labeled(train_sets, "train")
-    dev_q, dev_qrels = load_labeled(dev_sets or train_sets, "dev")
+    train_q, train_qrels = load_labeled(train_sets, "train", set(doc_ids))
+    dev_q, dev_qrels = load_labeled(dev_sets or train_sets, "dev", set(doc_ids))
     shared = {_proposition(q) for q in train_q} & {_proposition(q) for q in dev_q}
     if shared:
         # The memory would hold dev's own answers and selection would reward it: refuse rather than mislead.
         raise CitatorError(f"{len(shared)} propositions are in both train and dev (e.g. {sorted(shared)[0]!r}); "
                            "give the files a `split` field or separate --dev-queries")
     out.mkdir(parents=True, exist_ok=True)
+    _mark_incomplete(out / "manifest.json")
     work = out / "work"
     work.mkdir(exist_ok=True)
     timings: dict[str, float] = {}
@@ -139,22 +169,24 @@ def train(
     # 1. Passage vectors and content-token states of the base encoder (the frozen document side), one pass.
     t = time.monotonic()
     base = load_encoder(base_encoder)
+    base_sha256 = encoder_fingerprint(base_encoder)  # the weights themselves, not the folder's name
     passages, starts = passage_layout([d.title for d in docs], [d.text for d in docs], PassageSpec())
-    stem = f"base-passages-{sha256_file(corpus)[:12]}-{base.model_id.replace(':', '_')}"
+    stem = f"base-passages-{sha256_file(corpus)[:12]}-{base_sha256[:12]}"
     cache, token_cache = work / f"{stem}.npy", work / f"{stem}-tokens"
-    reusable = _reusable_vectors(base_index, corpus, base.model_id) if base_index else None
+    reusable = _reusable_vectors(base_index, corpus, base_sha256) if base_index else None
     if cache.is_file() and TokenStore.present(token_cache):
         passage_vectors, passage_tokens = np.load(cache), TokenStore.load(token_cache)
     elif reusable is not None:
         passage_vectors, passage_tokens = reusable
     else:
         passage_vectors, passage_tokens = TokenStore.encode(base, passages, starts, progress)
-        np.save(cache, passage_vectors)
+        save_npy_atomic(cache, passage_vectors)
         token_cache.mkdir(exist_ok=True)
         passage_tokens.save(token_cache)
         passage_tokens = TokenStore.load(token_cache)
     timings["passage_vectors_seconds"] = time.monotonic() - t
-    fitting = _Fitting(corpus, docs, base_encoder, base.model_id, passage_vectors, starts, finetune, progress)
+    fitting = _Fitting(corpus, docs, base_encoder, base.model_id, passage_vectors, starts, finetune, progress,
+                       base_sha256)
 
     # 2-3. The fine-tuned query encoder, the proposition memory and the learned document vectors, from all of train.
     t = time.monotonic()
@@ -168,7 +200,7 @@ def train(
 
     manifest: dict[str, Any] = {
         "format": FORMAT, "complete": False, "fusion": "interpolate", "weights": {"ft_dense": 1.0, "memory_max": 0.5},
-        "base_encoder": str(base_encoder), "base_encoder_id": base.model_id,
+        "base_encoder": str(base_encoder), "base_encoder_id": base.model_id, "base_encoder_sha256": base_sha256,
         "finetune": asdict(finetune), "finetune_stats": parts.finetune_stats, "document_vectors": parts.doc_stats,
         "training": {"corpus_sha256": sha256_file(corpus), "train_queries": len(train_q), "examples": len(examples),
                      "memory_entries": len(entries), "dev_queries": len(dev_q),
@@ -196,10 +228,14 @@ def train(
     timings["fusion_seconds"] = time.monotonic() - t
     # (a) A linear ranker fitted on dev itself (scored by 2-fold cross-validation on dev).
     linear, cv = fit_ranker_cv(signals, dev_q, dev_qrels, searcher, weights, dev_encoded.tokens)
-    dev_scores["learned fusion (2-fold CV on dev)"] = cv
+    if cv is None:
+        manifest["linear_skipped"] = "dev has too few propositions for two folds"
+    else:
+        dev_scores["learned fusion (2-fold CV on dev)"] = cv
     # (b) LambdaMART fitted on train, on features that parts fitted without each query's fold give it (as they
     # will be for unseen queries); scored on all of dev, which it never saw.
-    choices: list[tuple[str, float, Any]] = [("interpolate", tuned, None), ("learned", cv, linear)]
+    choices: list[tuple[str, float, Any]] = [("interpolate", tuned, None)] + ([("learned", cv, linear)] if cv is not None
+                                                                              else [])
     manifest["folds"] = folds
     if len(set(proposition_folds(train_q, folds).tolist())) < 2:
         manifest["lambdamart_skipped"] = "train has too few propositions for two folds"
@@ -282,6 +318,7 @@ class _Fitting:
     starts: np.ndarray
     finetune: FinetuneConfig
     progress: bool
+    base_sha256: str  # models.encoder.encoder_fingerprint of base_encoder
 
     @cached_property
     def base_document_vectors(self) -> np.ndarray:
@@ -296,7 +333,7 @@ class _Fitting:
         t = time.monotonic()
         examples = query_examples(queries, qrels, doc_ids)
         # An encoder that an earlier run finished from the very same inputs and settings is reused (resume).
-        stamp = {"base_encoder_id": self.base_id, "finetune": asdict(self.finetune), "query_prefixes": QUERY_PREFIXES,
+        stamp = {"base_encoder_id": self.base_id, "base_encoder_sha256": self.base_sha256, "finetune": asdict(self.finetune), "query_prefixes": QUERY_PREFIXES,
                  "corpus_sha256": sha256_file(self.corpus), "examples_sha256": _examples_hash(examples)}
         stats = _finished_encoder(encoder_dir, stamp)
         reused = stats is not None
@@ -449,6 +486,18 @@ def choose_contrast(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[st
     return best["weight"], best["slots"], table
 
 
+def _mark_incomplete(path: Path) -> None:
+    """Before a rerun replaces any part of an artifacts folder, its old manifest stops saying `complete`: a run
+    that dies half-way then leaves artifacts that read_artifacts refuses, not old and new parts passing as one."""
+    if not path.is_file():
+        return
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        old = None
+    write_json_atomic(path, {**old, "complete": False} if isinstance(old, dict) else {"complete": False})
+
+
 def _examples_hash(examples: Sequence[QueryExample]) -> str:
     return sha256_text(json.dumps([asdict(e) for e in examples], sort_keys=True))
 
@@ -467,11 +516,16 @@ def _finished_encoder(encoder_dir: Path, stamp: dict[str, Any]) -> dict[str, flo
 
 def fit_ranker_cv(signals: dict[str, np.ndarray], queries: Sequence[Query], qrels: Qrels, searcher, weights,  # type: ignore[no-untyped-def]
                   tokens: TokenStates | None = None):
-    """Fit on one half of dev, score the other, and back; the final ranker is fitted on all of dev."""
+    """Fit on one half of dev, score the other, and back; the final ranker is fitted on all of dev.
+
+    The score is None when dev's propositions all fall in one fold (there is nothing to cross-validate on).
+    """
     cand, names, x = _candidate_features(signals, queries, searcher.years, weights, 200, searcher.citations, tokens,
                                          searcher.late_store)
     y = _labels(queries, qrels, searcher.doc_ids, cand)
     fold = proposition_folds(queries, 2)
+    if len(set(fold.tolist())) < 2:
+        return fit_linear_ranker(names, x, y), None
     runs: dict[str, list[str]] = {}
     for f in (0, 1):
         fit = fold != f
@@ -494,14 +548,14 @@ def _stable_hash(text: str) -> int:
     return int(hashlib.sha1(text.encode()).hexdigest()[:8], 16)
 
 
-def _reusable_vectors(index_dir: Path, corpus: Path, encoder_id: str) -> tuple[np.ndarray, TokenStore] | None:
+def _reusable_vectors(index_dir: Path, corpus: Path, encoder_sha256: str) -> tuple[np.ndarray, TokenStore] | None:
     """Passage vectors and document tokens of an existing index built from the same corpus, encoder and passage
     spec (with artifacts whose ranker reads the tokens), if any."""
     from citator.retrieve.index_dir import read_manifest
 
     manifest = read_manifest(index_dir)
     spec = PassageSpec()
-    same = (manifest.corpus_sha256 == sha256_file(corpus) and manifest.encoder_id == encoder_id
+    same = (manifest.corpus_sha256 == sha256_file(corpus) and manifest.encoder_sha256 == encoder_sha256
             and (manifest.config.passage_words, manifest.config.passage_overlap) == (spec.words, spec.overlap))
     data = index_dir / manifest.data_dir
     if not same or not TokenStore.present(data):

@@ -106,6 +106,34 @@ def default_encoder_path() -> Path:
     return Path(get_model_path())
 
 
+_FINGERPRINTS: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
+
+
+def encoder_fingerprint(path: str | Path | None = None) -> str:
+    """sha256 over a model directory's files (names and contents; hidden files and *.md aside).
+
+    Identifies the weights, tokenizer and configuration themselves, not the folder's name: `citator train`'s reuse
+    of encoders and cached vectors, and build's check that artifacts fit the index's encoder, compare it. Cached per
+    process by (path, sizes, mtimes).
+    """
+    import hashlib
+
+    from citator.data.hashing import sha256_file
+
+    model_dir = (Path(path) if path is not None else default_encoder_path()).resolve()
+    files = sorted(p for p in model_dir.rglob("*")
+                   if p.is_file() and not any(part.startswith(".") for part in p.relative_to(model_dir).parts)
+                   and p.suffix != ".md")
+    key = (str(model_dir), tuple((str(p.relative_to(model_dir)), p.stat().st_size, p.stat().st_mtime_ns)
+                                 for p in files))
+    if key not in _FINGERPRINTS:
+        digest = hashlib.sha256()
+        for p in files:
+            digest.update(f"{p.relative_to(model_dir).as_posix()}\0{sha256_file(p)}\0".encode())
+        _FINGERPRINTS[key] = digest.hexdigest()
+    return _FINGERPRINTS[key]
+
+
 def load_encoder(path: str | Path | None = None, device: str | None = None) -> Encoder:
     """Load an encoder from a local directory: Qwen3 directories get the Qwen3 backend, others mean/CLS pooling."""
     model_dir = Path(path) if path is not None else default_encoder_path()

@@ -48,6 +48,7 @@ class Manifest:
     data_dir: str
     artifacts_path: str | None = None
     artifacts_sha256: str | None = None
+    encoder_sha256: str | None = None  # models.encoder.encoder_fingerprint; None in indexes built before it
 
     @property
     def fingerprint(self) -> str:
@@ -58,7 +59,7 @@ class Manifest:
     def to_json(self) -> dict[str, Any]:
         return {
             "format": FORMAT, "complete": True, "corpus_sha256": self.corpus_sha256, "n_docs": self.n_docs,
-            "n_passages": self.n_passages, "encoder": {"path": self.encoder_path, "id": self.encoder_id},
+            "n_passages": self.n_passages, "encoder": {"path": self.encoder_path, "id": self.encoder_id, "sha256": self.encoder_sha256},
             "config": self.config.to_json(), "citator_version": self.citator_version, "built_at": self.built_at,
             "data_dir": self.data_dir, "artifacts": None if self.artifacts_path is None else {
                 "path": self.artifacts_path, "manifest_sha256": self.artifacts_sha256},
@@ -86,6 +87,7 @@ def read_manifest(index_dir: Path) -> Manifest:
             built_at=float(obj["built_at"]), data_dir=str(obj["data_dir"]),
             artifacts_path=(obj.get("artifacts") or {}).get("path"),
             artifacts_sha256=(obj.get("artifacts") or {}).get("manifest_sha256"),
+            encoder_sha256=obj["encoder"].get("sha256"),
         )
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise IndexDirError(f"{path}: corrupt manifest ({type(exc).__name__}: {exc}); rebuild with build.sh") from None
@@ -109,14 +111,19 @@ def build_index(
     `artifacts_optional` (they were picked up by default rather than asked for). `passage_vectors` (and
     `passage_tokens`, the documents' content-token states) already computed for this corpus and encoder are reused.
     """
-    from citator.models.encoder import default_encoder_path, load_encoder
+    from citator.models.encoder import default_encoder_path, encoder_fingerprint, load_encoder
 
     docs = read_corpus(corpus_path, lenient=True)
     encoder_path = Path(encoder_path) if encoder_path else default_encoder_path()
     encoder = load_encoder(encoder_path)
-    if artifacts is not None and artifacts.info.get("base_encoder_id") != encoder.model_id:
-        message = (f"artifacts {artifacts.root} were trained against encoder {artifacts.info.get('base_encoder_id')!r}, "
-                   f"but this index uses {encoder.model_id!r}")
+    encoder_sha256 = encoder_fingerprint(encoder_path)
+    # The weights themselves where the artifacts record them (artifacts trained before that: the encoder's name).
+    trained_on = artifacts.info.get("base_encoder_sha256") if artifacts is not None else None
+    if artifacts is not None and (artifacts.info.get("base_encoder_id") != encoder.model_id
+                                  or trained_on not in (None, encoder_sha256)):
+        message = (f"artifacts {artifacts.root} were trained against encoder {artifacts.info.get('base_encoder_id')!r}"
+                   f"{f' (sha256 {trained_on[:12]})' if trained_on else ''}, but this index uses {encoder.model_id!r}"
+                   f" (sha256 {encoder_sha256[:12]})")
         if not artifacts_optional:
             raise IndexDirError(message + ": build with the same --model or retrain")
         print(f"warning: {message}; building without them", file=sys.stderr)
@@ -139,14 +146,15 @@ def build_index(
         raise IndexDirError(f"{index_dir}: another build is running in this index directory") from None
     try:
         return _build_locked(docs, corpus_path, index_dir, encoder_path, encoder, config, progress, artifacts,
-                             passage_vectors, passage_tokens)
+                             passage_vectors, passage_tokens, encoder_sha256)
     finally:
         lock.close()
 
 
 def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, encoder_path: Path, encoder,  # type: ignore[no-untyped-def]
                   config: RetrievalConfig, progress: bool, artifacts: Artifacts | None,
-                  passage_vectors: np.ndarray | None, passage_tokens: TokenStore | None) -> Manifest:
+                  passage_vectors: np.ndarray | None, passage_tokens: TokenStore | None,
+                  encoder_sha256: str | None = None) -> Manifest:
     tmp = Path(tempfile.mkdtemp(prefix="build-", dir=index_dir))
     try:
         titles = [d.title for d in docs]
@@ -179,6 +187,7 @@ def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, enco
             citator_version=citator.__version__, built_at=time.time(), data_dir=tmp.name,
             artifacts_path=None if artifacts is None else str(artifacts.root),
             artifacts_sha256=None if artifacts is None else sha256_file(artifacts.root / "manifest.json"),
+            encoder_sha256=encoder_sha256,
         )
         os.chmod(tmp, 0o755)
         # The manifest goes last and atomically: until it names the new folder, readers see the old build.

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from citator.data.atomic import write_jsonl_atomic
+from citator.data.atomic import save_npy_atomic, write_jsonl_atomic
+from citator.data.jsonl import iter_jsonl, require_str
+from citator.data.records import STANCES
+from citator.errors import ArtifactError
 from citator.retrieve.dense import normalise_rows
 
 
@@ -36,17 +38,36 @@ class PropositionMemory:
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         write_jsonl_atomic(directory / "memory.jsonl", (e.__dict__ for e in self.entries))
-        np.save(directory / "memory_vectors.npy", self.vectors.astype(np.float16))
+        save_npy_atomic(directory / "memory_vectors.npy", self.vectors.astype(np.float16))
 
     @classmethod
     def load(cls, directory: Path) -> PropositionMemory:
+        """Read and check a saved memory (typed errors name file, line and field)."""
+        path = directory / "memory.jsonl"
         entries = []
-        with (directory / "memory.jsonl").open(encoding="utf-8") as handle:
-            for line in handle:
-                obj = json.loads(line)
-                entries.append(MemoryEntry(obj["proposition_id"], obj["stance"], obj["text"],
-                                           tuple(obj["doc_ids"]), tuple(obj["doc_titles"])))
-        return cls(entries, np.load(directory / "memory_vectors.npy").astype(np.float32))
+        for line, obj in iter_jsonl(path, ArtifactError):
+            fields = [require_str(obj, key, path, line, ArtifactError, nonempty=key != "text")
+                      for key in ("proposition_id", "stance", "text")]
+            if fields[1] not in STANCES:
+                raise ArtifactError(path, line, f"unknown stance {fields[1]!r}", field="stance")
+            lists = []
+            for key in ("doc_ids", "doc_titles"):
+                value = obj.get(key)
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    raise ArtifactError(path, line, "expected a list of strings", field=key)
+                lists.append(tuple(value))
+            if len(lists[0]) != len(lists[1]):
+                raise ArtifactError(path, line, "one title per doc id expected", field="doc_titles")
+            entries.append(MemoryEntry(*fields, *lists))
+        vectors_path = directory / "memory_vectors.npy"
+        try:
+            vectors = np.load(vectors_path).astype(np.float32)
+        except (OSError, ValueError) as exc:
+            raise ArtifactError(vectors_path, None, f"unreadable ({exc})") from None
+        if vectors.ndim != 2 or len(vectors) != len(entries):
+            raise ArtifactError(vectors_path, None, f"{vectors.shape} vectors for the {len(entries)} entries of "
+                                f"{path.name}: the memory is inconsistent, retrain with citator train")
+        return cls(entries, vectors)
 
     def link(self, doc_ids: Sequence[str], titles: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(entry index, doc index) pairs against a corpus: by doc_id, else by unique case title."""
@@ -59,20 +80,22 @@ class PropositionMemory:
 
 
 def match_documents(wanted: Sequence[tuple[str, str]], doc_ids: Sequence[str], titles: Sequence[str]) -> list[int]:
-    """Corpus index of each (doc_id, title) of the training corpus: by doc_id, else by unique title; -1 if none.
+    """Corpus index of each (doc_id, title) of the training corpus: by doc_id, else by unique non-empty title (case,
+    punctuation and spacing aside); -1 if none.
 
     The evaluator's corpus may name documents differently from the training corpus; titles bridge that.
     """
     by_id = {d: i for i, d in enumerate(doc_ids)}
     by_title: dict[str, list[int]] = {}
     for i, t in enumerate(titles):
-        by_title.setdefault(_norm_title(t), []).append(i)
+        if _norm_title(t):  # an empty title names no document
+            by_title.setdefault(_norm_title(t), []).append(i)
     out = []
     for doc_id, title in wanted:
         if doc_id in by_id:
             out.append(by_id[doc_id])
         else:
-            match = by_title.get(_norm_title(title), [])
+            match = by_title.get(_norm_title(title), []) if _norm_title(title) else []
             out.append(match[0] if len(match) == 1 else -1)
     return out
 

@@ -22,6 +22,8 @@ from citator.retrieve.fusion import interpolate, normalise_topn, top_k
 from citator.retrieve.late_interaction import DEPTH as LATE_DEPTH, SIGNAL as LATE_SIGNAL, TokenStore, maxsim
 
 _YEAR = re.compile(r"^(\d{4})")
+# The candidates a year is centred on: the depth the learned ranker reorders at search (it is fitted on more).
+YEAR_CENTRE = 100
 
 
 def doc_years(doc_ids: Sequence[str]) -> np.ndarray:
@@ -61,9 +63,11 @@ def candidate_features(
             columns.append(raw)
     year = years[candidates]
     known = ~np.isnan(year)
-    # Centred on the query's candidates: only the relative age of a candidate can matter to its rank.
-    counts = known.sum(axis=1, keepdims=True)
-    centre = np.where(known, year, 0.0).sum(axis=1, keepdims=True) / np.maximum(counts, 1)
+    # Centred on the query's first YEAR_CENTRE candidates: only the relative age of a candidate can matter to its
+    # rank, and a fixed depth gives a candidate the same value whether 200 are pulled (training) or 100 (search).
+    head, head_known = year[:, :YEAR_CENTRE], known[:, :YEAR_CENTRE]
+    counts = head_known.sum(axis=1, keepdims=True)
+    centre = np.where(head_known, head, 0.0).sum(axis=1, keepdims=True) / np.maximum(counts, 1)
     rel = np.where(known, (year - centre) / 25.0, 0.0).astype(np.float32)
     for stance in ("supported", "refuted"):
         flag = np.array([s == stance for s in stances], dtype=np.float32)[:, None]
