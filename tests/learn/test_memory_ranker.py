@@ -106,6 +106,9 @@ def test_memory_reader_refuses_vectors_that_do_not_match_the_entries(tmp_path: P
     np.save(tmp_path / "memory_vectors.npy", VECTORS[:2])
     with pytest.raises(ArtifactError, match="vectors for the 3 entries"):
         PropositionMemory.load(tmp_path)
+    (tmp_path / "memory_vectors.npy").write_bytes(b"")  # what a crash in a non-atomic write could leave
+    with pytest.raises(ArtifactError, match="memory_vectors.npy: unreadable"):
+        PropositionMemory.load(tmp_path)
 
 
 def test_doc_years() -> None:

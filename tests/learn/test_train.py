@@ -310,7 +310,7 @@ def test_train_with_one_training_proposition_skips_lambdamart_and_says_why(small
     queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
     manifest = train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art",
                      finetune=FinetuneConfig(epochs=1), progress=False)
-    assert manifest["complete"] and manifest["lambdamart_skipped"] == "train has too few propositions for two folds"
+    assert manifest["complete"] and manifest["lambdamart_skipped"] == "train's propositions all fall in one fold"
     assert manifest["ranker"] in ("none", "linear") and "LambdaMART (fitted on train, out-of-fold)" not in manifest["dev_ndcg@10"]
     # Nothing is asked with both stances here, and a ranker fitted on dev could not choose a contrast either.
     assert manifest["stance_contrast"] == 0.0 and manifest["refuter_slots"] == 0
@@ -330,7 +330,7 @@ def test_dev_with_one_proposition_skips_the_cross_validated_ranker_and_says_why(
     queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
     manifest = train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art",
                      finetune=FinetuneConfig(epochs=1), progress=False)
-    assert manifest["complete"] and manifest["linear_skipped"] == "dev has too few propositions for two folds"
+    assert manifest["complete"] and manifest["linear_skipped"] == "dev's propositions all fall in one of the two folds"
     assert "learned fusion (2-fold CV on dev)" not in manifest["dev_ndcg@10"] and manifest["ranker"] != "linear"
 
 
@@ -438,3 +438,35 @@ def test_mispaired_or_partly_labeled_training_files(tmp_path: Path, capsys: pyte
     err = capsys.readouterr().err
     assert '1 train queries have no ground truth' in err and 'query_id "q2"' in err
     assert '1 relevant_doc_ids of 1 queries are not in the corpus' in err and '"gone"' in err
+
+
+def test_a_rerun_that_fails_before_replacing_anything_leaves_the_artifacts_usable(small_stance_set: dict[str, Path],
+                                                                                 tmp_path: Path) -> None:
+    from citator.errors import ConfigError
+    from citator.learn.train import train
+
+    rows = [json.loads(line) for line in small_stance_set["queries"].open()]
+    props = sorted({r["proposition_id"] for r in rows})
+    for r in rows:
+        r["split"] = "train" if props.index(r["proposition_id"]) % 2 else "dev"
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    art = tmp_path / "art"
+    art.mkdir()
+    manifest = {"format": "citator-artifacts/1", "complete": True, "fusion": "interpolate", "weights": {}}
+    (art / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ConfigError, match="not a model directory"):  # a mistyped --model
+        train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], art,
+              base_encoder=tmp_path / "typo", progress=False)
+    assert json.loads((art / "manifest.json").read_text()) == manifest
+
+
+def test_an_empty_proposition_id_counts_as_none() -> None:
+    from citator.learn.train import _proposition, memory_entries
+    from citator.data import Qrels
+    from citator.retrieve.memory import PropositionMemory
+
+    q = Query("q1", "a claim", "supported", extra={"proposition_id": " "})
+    assert _proposition(q) == "q1"
+    entries = memory_entries([q], Qrels.from_dict({"q1": {"d1": 1}}), {"d1": "A v. B"})
+    assert entries[0].proposition_id == "q1"

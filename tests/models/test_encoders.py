@@ -56,3 +56,29 @@ def test_minilm_matches_sentence_transformers(minilm_dir: Path) -> None:
     # MiniLM takes no instruction: stance does not change the query vector.
     a, b = ours.encode_queries(["same text", "same text"], ["supported", "refuted"])
     assert np.allclose(a, b)
+
+
+def test_encoder_fingerprint_reads_the_files_not_the_folder_name_and_follows_links(tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from citator.models.encoder import default_encoder_path, encoder_fingerprint
+
+    real = default_encoder_path()
+    linked = tmp_path / "model"
+    linked.mkdir()
+    for f in real.iterdir():
+        if f.name != "1_Pooling":
+            (linked / f.name).symlink_to(f)
+    pooling = tmp_path / "pooling"
+    shutil.copytree(real / "1_Pooling", pooling)
+    (linked / "1_Pooling").symlink_to(pooling, target_is_directory=True)
+    (linked / "loop").symlink_to(linked, target_is_directory=True)  # a cycle is walked once
+    assert encoder_fingerprint(linked) == encoder_fingerprint(real)
+    config = json.loads((pooling / "config.json").read_text())
+    config["pooling_mode_mean_tokens"], config["pooling_mode_cls_token"] = False, True
+    (pooling / "config.json").write_text(json.dumps(config))
+    assert encoder_fingerprint(linked) != encoder_fingerprint(real)
+    (linked / "README.md").unlink()  # documentation does not count
+    (linked / "NOTES.md").write_text("x")
+    assert encoder_fingerprint(linked) == encoder_fingerprint(linked.resolve())

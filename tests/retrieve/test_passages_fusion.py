@@ -62,3 +62,5 @@ def test_top_k_breaks_ties_by_document_index_whatever_k_is() -> None:
         idx, scores = top_k(s, k)
         assert (idx == longest[:, :k]).all()  # a longer answer starts with the shorter one
         assert (scores == np.take_along_axis(s, idx, 1)).all()
+    idx, scores = top_k(s, 0)
+    assert idx.shape == scores.shape == (20, 0)

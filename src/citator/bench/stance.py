@@ -13,7 +13,7 @@ from pathlib import Path
 
 from citator.data import read_queries, validate_results, write_results
 from citator.data.records import ResultLine
-from citator.errors import CitatorError, IndexDirError, ResultsError
+from citator.errors import CitatorError, ConfigError, IndexDirError, ResultsError
 from citator.retrieve.artifacts import Artifacts
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.index_dir import Manifest, build_index, read_manifest
@@ -111,6 +111,8 @@ def search(index_dir: Path, queries_path: Path, k: int = 10, use_server: bool = 
 
 def search_to_file(index_dir: Path, queries_path: Path, output: Path, k: int = 10, use_server: bool = True) -> str:
     """Search, validate, then write the output atomically; nothing is written on any failure."""
+    if k < 1:
+        raise ConfigError(f"--top-k must be at least 1, got {k}")
     if not index_dir.is_dir():
         raise IndexDirError(f"{index_dir}: index directory not found; run build.sh first")
     results, how = search(index_dir, queries_path, k, use_server)

@@ -95,7 +95,7 @@ def load_labeled(pairs: Sequence[tuple[Path, Path]], split: str | None,
 
 def _proposition(q: Query) -> str:
     prop = q.extra.get("proposition_id")
-    return prop if isinstance(prop, str) else q.query_id
+    return prop if isinstance(prop, str) and prop.strip() else q.query_id
 
 
 def memory_entries(queries: Sequence[Query], qrels: Qrels, titles: dict[str, str]) -> list[MemoryEntry]:
@@ -161,7 +161,6 @@ def train(
         raise CitatorError(f"{len(shared)} propositions are in both train and dev (e.g. {sorted(shared)[0]!r}); "
                            "give the files a `split` field or separate --dev-queries")
     out.mkdir(parents=True, exist_ok=True)
-    _mark_incomplete(out / "manifest.json")
     work = out / "work"
     work.mkdir(exist_ok=True)
     timings: dict[str, float] = {}
@@ -190,6 +189,7 @@ def train(
 
     # 2-3. The fine-tuned query encoder, the proposition memory and the learned document vectors, from all of train.
     t = time.monotonic()
+    _mark_incomplete(out / "manifest.json")  # the first write to a shipped part follows
     parts = fitting.fit(train_q, train_qrels, out / "encoder")
     parts.memory.save(out / "memory")
     save_deltas(out / "memory", doc_ids, [d.title for d in docs], parts.deltas)
@@ -229,7 +229,7 @@ def train(
     # (a) A linear ranker fitted on dev itself (scored by 2-fold cross-validation on dev).
     linear, cv = fit_ranker_cv(signals, dev_q, dev_qrels, searcher, weights, dev_encoded.tokens)
     if cv is None:
-        manifest["linear_skipped"] = "dev has too few propositions for two folds"
+        manifest["linear_skipped"] = "dev's propositions all fall in one of the two folds"
     else:
         dev_scores["learned fusion (2-fold CV on dev)"] = cv
     # (b) LambdaMART fitted on train, on features that parts fitted without each query's fold give it (as they
@@ -238,7 +238,7 @@ def train(
                                                                               else [])
     manifest["folds"] = folds
     if len(set(proposition_folds(train_q, folds).tolist())) < 2:
-        manifest["lambdamart_skipped"] = "train has too few propositions for two folds"
+        manifest["lambdamart_skipped"] = "train's propositions all fall in one fold"
     else:
         t = time.monotonic()
         names, x, y, _, reused = out_of_fold_features(fitting, searcher, train_q, train_qrels, list(signals), weights,
@@ -518,7 +518,8 @@ def fit_ranker_cv(signals: dict[str, np.ndarray], queries: Sequence[Query], qrel
                   tokens: TokenStates | None = None):
     """Fit on one half of dev, score the other, and back; the final ranker is fitted on all of dev.
 
-    The score is None when dev's propositions all fall in one fold (there is nothing to cross-validate on).
+    The score is None when dev's propositions all fall in one fold (there is nothing to cross-validate on; folds go
+    by a hash of the proposition, so this happens to a dev of one proposition and may to one of a few).
     """
     cand, names, x = _candidate_features(signals, queries, searcher.years, weights, 200, searcher.citations, tokens,
                                          searcher.late_store)

@@ -120,10 +120,21 @@ def encoder_fingerprint(path: str | Path | None = None) -> str:
 
     from citator.data.hashing import sha256_file
 
+    import os
+
     model_dir = (Path(path) if path is not None else default_encoder_path()).resolve()
-    files = sorted(p for p in model_dir.rglob("*")
-                   if p.is_file() and not any(part.startswith(".") for part in p.relative_to(model_dir).parts)
-                   and p.suffix != ".md")
+    files: list[Path] = []
+    seen: set[tuple[int, int]] = set()  # (device, inode) of the folders walked: linked folders count, once
+    for root, dirs, names in os.walk(model_dir, followlinks=True):
+        info = os.stat(root)
+        if (info.st_dev, info.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        files += [Path(root) / n for n in names if not n.startswith(".") and not n.endswith(".md")
+                  and (Path(root) / n).is_file()]
+    files.sort(key=lambda p: p.relative_to(model_dir).as_posix())
     key = (str(model_dir), tuple((str(p.relative_to(model_dir)), p.stat().st_size, p.stat().st_mtime_ns)
                                  for p in files))
     if key not in _FINGERPRINTS:

@@ -58,6 +58,8 @@ def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     Ties are broken the same way whatever k is, so a longer answer starts with the shorter one.
     """
     k = min(k, scores.shape[1])
+    if k <= 0:
+        return np.zeros((scores.shape[0], 0), dtype=np.int64), np.zeros((scores.shape[0], 0), dtype=scores.dtype)
     idx = np.argpartition(-scores, k - 1, axis=1)[:, :k]
     rows = np.arange(scores.shape[0])[:, None]
     picked = scores[rows, idx]

@@ -62,7 +62,7 @@ class PropositionMemory:
         vectors_path = directory / "memory_vectors.npy"
         try:
             vectors = np.load(vectors_path).astype(np.float32)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, EOFError) as exc:
             raise ArtifactError(vectors_path, None, f"unreadable ({exc})") from None
         if vectors.ndim != 2 or len(vectors) != len(entries):
             raise ArtifactError(vectors_path, None, f"{vectors.shape} vectors for the {len(entries)} entries of "
