@@ -20,14 +20,26 @@ from citator.retrieve.index_dir import Manifest, build_index, read_manifest
 from citator.retrieve.service_protocol import PID_NAME, READY_NAME, search_via_service, service_dir
 
 
+def _serves(pid: int, index_dir: Path) -> bool:
+    """Is process `pid` a `citator serve` of `index_dir`? Its --index-dir may be relative (a server started by hand):
+    it is resolved against the process's own working directory."""
+    args = [a.decode(errors="surrogateescape") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")]
+    if "serve" not in args:
+        return False
+    given = [v for a, v in zip(args, args[1:]) if a == "--index-dir"]
+    given += [a.split("=", 1)[1] for a in args if a.startswith("--index-dir=")]
+    cwd = os.readlink(f"/proc/{pid}/cwd")
+    target = index_dir.resolve()
+    return any((Path(cwd) / g).resolve() == target for g in given)
+
+
 def stop_server(index_dir: Path, wait: float = 10.0) -> bool:
     """Stop a server recorded in the index dir, if one is alive; True if one was stopped."""
     pid_file = service_dir(index_dir) / PID_NAME
     try:
         pid = int(pid_file.read_text().strip())
         # A pid file can outlive its process (a reboot): signal only our own server of this index.
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        if b"serve" not in cmdline or str(index_dir.absolute()).encode() not in cmdline:
+        if not _serves(pid, index_dir):
             return False
         os.kill(pid, signal.SIGTERM)
     except (OSError, ValueError):
