@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,6 +16,18 @@ from citator.errors import CitatorError
 from citator.learn.finetune import FinetuneConfig, QueryExample, finetune_query_encoder
 from citator.learn.train import load_labeled, proposition_folds
 from citator.retrieve import contrast
+
+
+def write_resplit(small_stance_set: dict[str, Path], tmp_path: Path,
+                  split_of: Callable[[int, dict[str, Any], list[str]], str]) -> Path:
+    """The fixture's queries with `split` set by split_of(row index, row, sorted proposition ids), in tmp_path."""
+    rows = [json.loads(line) for line in small_stance_set["queries"].open()]
+    props = sorted({r["proposition_id"] for r in rows})
+    for i, r in enumerate(rows):
+        r["split"] = split_of(i, r, props)
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return queries
 
 
 def test_query_finetuning_lowers_the_loss(tiny_qwen3_embedding_dir: Path, tmp_path: Path) -> None:
@@ -302,12 +316,9 @@ def test_train_with_one_training_proposition_skips_lambdamart_and_says_why(small
                                                                            tmp_path: Path) -> None:
     from citator.learn.train import train
 
-    rows = [json.loads(line) for line in small_stance_set["queries"].open()]
-    first = rows[0]["proposition_id"]
-    for r in rows:
-        r["split"] = "train" if r["proposition_id"] == first else "dev"
-    queries = tmp_path / "queries.jsonl"
-    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    first = json.loads(small_stance_set["queries"].open().readline())["proposition_id"]
+    queries = write_resplit(small_stance_set, tmp_path,
+                            lambda i, r, props: "train" if r["proposition_id"] == first else "dev")
     manifest = train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art",
                      finetune=FinetuneConfig(epochs=1), progress=False)
     assert manifest["complete"] and manifest["lambdamart_skipped"] == "train's propositions all fall in one fold"
@@ -322,12 +333,9 @@ def test_dev_with_one_proposition_skips_the_cross_validated_ranker_and_says_why(
                                                                                 tmp_path: Path) -> None:
     from citator.learn.train import train
 
-    rows = [json.loads(line) for line in small_stance_set["queries"].open()]
-    last = rows[-1]["proposition_id"]
-    for r in rows:
-        r["split"] = "dev" if r["proposition_id"] == last else "train"
-    queries = tmp_path / "queries.jsonl"
-    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    last = json.loads(small_stance_set["queries"].read_text().splitlines()[-1])["proposition_id"]
+    queries = write_resplit(small_stance_set, tmp_path,
+                            lambda i, r, props: "dev" if r["proposition_id"] == last else "train")
     manifest = train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art",
                      finetune=FinetuneConfig(epochs=1), progress=False)
     assert manifest["complete"] and manifest["linear_skipped"] == "dev's propositions all fall in one of the two folds"
@@ -337,11 +345,8 @@ def test_dev_with_one_proposition_skips_the_cross_validated_ranker_and_says_why(
 def test_train_and_dev_must_not_share_propositions(small_stance_set: dict[str, Path], tmp_path: Path) -> None:
     from citator.learn.train import train
 
-    rows = [json.loads(line) for line in small_stance_set["queries"].open()]
-    for i, r in enumerate(rows):  # the stances of one proposition land on both sides
-        r["split"] = "train" if i % 2 else "dev"
-    queries = tmp_path / "queries.jsonl"
-    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    # The stances of one proposition land on both sides.
+    queries = write_resplit(small_stance_set, tmp_path, lambda i, r, props: "train" if i % 2 else "dev")
     with pytest.raises(CitatorError, match="propositions are in both train and dev"):
         train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art", progress=False)
 
@@ -383,12 +388,8 @@ def test_a_changed_base_encoder_is_not_taken_for_the_old_one(small_stance_set: d
     from citator.retrieve.artifacts import read_artifacts
     from citator.retrieve.index_dir import build_index
 
-    rows = [json.loads(line) for line in small_stance_set["queries"].open()]
-    props = sorted({r["proposition_id"] for r in rows})
-    for r in rows:
-        r["split"] = "train" if props.index(r["proposition_id"]) % 2 else "dev"
-    queries = tmp_path / "queries.jsonl"
-    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    queries = write_resplit(small_stance_set, tmp_path,
+                            lambda i, r, props: "train" if props.index(r["proposition_id"]) % 2 else "dev")
     model = tmp_path / "a" / "model"
     shutil.copytree(default_encoder_path(), model)
     art = tmp_path / "art"
@@ -445,12 +446,8 @@ def test_a_rerun_that_fails_before_replacing_anything_leaves_the_artifacts_usabl
     from citator.errors import ConfigError
     from citator.learn.train import train
 
-    rows = [json.loads(line) for line in small_stance_set["queries"].open()]
-    props = sorted({r["proposition_id"] for r in rows})
-    for r in rows:
-        r["split"] = "train" if props.index(r["proposition_id"]) % 2 else "dev"
-    queries = tmp_path / "queries.jsonl"
-    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    queries = write_resplit(small_stance_set, tmp_path,
+                            lambda i, r, props: "train" if props.index(r["proposition_id"]) % 2 else "dev")
     art = tmp_path / "art"
     art.mkdir()
     manifest = {"format": "citator-artifacts/1", "complete": True, "fusion": "interpolate", "weights": {}}
