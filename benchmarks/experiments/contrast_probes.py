@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from citator.data import Qrels
 from citator.evaluate import evaluate
 from citator.learn import train as T
 from citator.retrieve import contrast
@@ -77,7 +78,9 @@ def train_memory_searcher() -> StanceSearcher:
         return StanceSearcher(index)
 
 
-def main() -> None:
+def dev_probe_setup() -> tuple[StanceSearcher, float, int, list, Qrels]:
+    """The train-memory searcher with its contrast and slots turned off, the shipped weight and slots, and dev's
+    queries (main and overruled) with their ground truth."""
     searcher = train_memory_searcher()
     shipped, slots = searcher.config.stance_contrast, searcher.config.refuter_slots
     # The index carries the artifacts' contrast weight and refuter slots; the probe starts from the fusion without.
@@ -85,6 +88,11 @@ def main() -> None:
     sets = [(DATA / "queries.jsonl", DATA / "ground_truth.jsonl"),
             (DATA / "queries_overruled.jsonl", DATA / "ground_truth_overruled.jsonl")]
     dev_q, dev_qrels = T.load_labeled(sets, "dev")
+    return searcher, shipped, slots, dev_q, dev_qrels
+
+
+def main() -> None:
+    searcher, shipped, slots, dev_q, dev_qrels = dev_probe_setup()
     memory_props = {json.loads(line)["proposition_id"] for line in (searcher.index_dir / searcher.manifest.data_dir / "memory" /
                                                                        "memory.jsonl").open()}
     assert not memory_props & {q.extra["proposition_id"] for q in dev_q}, "dev propositions in the memory"

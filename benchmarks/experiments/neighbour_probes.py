@@ -19,16 +19,16 @@ Needs `make artifacts`; reads train and dev only. Output in benchmarks/results/n
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from contrast_probes import DATA, train_memory_searcher  # noqa: E402
+from contrast_probes import DATA, dev_probe_setup  # noqa: E402
 
 from citator.evaluate.stance_discrimination import paired_queries, stance_discrimination  # noqa: E402
 from citator.learn import train as T  # noqa: E402
@@ -40,14 +40,19 @@ TOPS = (1, 3, 10)
 TEMPS = (0.05, 0.2)
 
 
-def doc_similarity(doc_ids: list[str]) -> np.ndarray:
+def tfidf(doc_ids: list[str]) -> tuple[TfidfVectorizer, Any]:
+    """TF-IDF over each document's title and text (in index order): the vectorizer and the document rows."""
     corpus = {}
     with (DATA / "corpus.jsonl").open(encoding="utf-8") as f:
         for line in f:
             d = json.loads(line)
             corpus[d["doc_id"]] = d.get("title", "") + " " + d["text"]
-    texts = [corpus[i] for i in doc_ids]
-    x = TfidfVectorizer(sublinear_tf=True, stop_words="english", min_df=2).fit_transform(texts)
+    vec = TfidfVectorizer(sublinear_tf=True, stop_words="english", min_df=2)
+    return vec, vec.fit_transform([corpus[i] for i in doc_ids])
+
+
+def doc_similarity(x: Any) -> np.ndarray:
+    """Cosine between documents (TF-IDF rows are unit length); a document's similarity to itself is 0."""
     sim = (x @ x.T).toarray().astype(np.float32)
     np.fill_diagonal(sim, 0.0)
     return sim
@@ -60,16 +65,9 @@ def neighbour_scores(fused_sup: np.ndarray, sim: np.ndarray, top: int, temp: flo
     return (nb - nb.mean()) / (nb.std() + 1e-9)
 
 
-def train_pairs_nearness(doc_ids: list[str], sim: np.ndarray) -> None:
+def train_pairs_nearness(doc_ids: list[str], vec: TfidfVectorizer, x: Any, sim: np.ndarray) -> None:
     """On train's overruled pairs: the refuting case's place among the documents nearest the true supported case,
     and among those nearest the claim's own text (the same TF-IDF)."""
-    texts = {}
-    with (DATA / "corpus.jsonl").open(encoding="utf-8") as f:
-        for line in f:
-            d = json.loads(line)
-            texts[d["doc_id"]] = d.get("title", "") + " " + d["text"]
-    vec = TfidfVectorizer(sublinear_tf=True, stop_words="english", min_df=2).fit([texts[i] for i in doc_ids])
-    x = vec.transform([texts[i] for i in doc_ids])
     train_q, train_qrels = T.load_labeled([(DATA / "queries_overruled.jsonl", DATA / "ground_truth_overruled.jsonl")],
                                           "train")
     pos = {d: i for i, d in enumerate(doc_ids)}
@@ -91,21 +89,17 @@ def train_pairs_nearness(doc_ids: list[str], sim: np.ndarray) -> None:
 
 
 def main() -> None:
-    searcher = train_memory_searcher()
-    shipped, slots = searcher.config.stance_contrast, searcher.config.refuter_slots
-    searcher.config = dataclasses.replace(searcher.config, stance_contrast=0.0, refuter_slots=0)
-    sets = [(DATA / "queries.jsonl", DATA / "ground_truth.jsonl"),
-            (DATA / "queries_overruled.jsonl", DATA / "ground_truth_overruled.jsonl")]
-    dev_q, dev_qrels = T.load_labeled(sets, "dev")
+    searcher, shipped, slots, dev_q, dev_qrels = dev_probe_setup()
     pairs = paired_queries(dev_q)
     both = [q for pair in pairs for q in pair]
     encoded = searcher.encode(both)
     fused = searcher.fuse(searcher.signal_matrices(both, searcher.needed_signals(), encoded), both, encoded=encoded)
     fused = np.asarray(fused, dtype=np.float64)
-    sim = doc_similarity(searcher.doc_ids)
+    vec, x = tfidf(searcher.doc_ids)
+    sim = doc_similarity(x)
     refuters = contrast.known_refuters(searcher.citations)
     doc_pos = {d: i for i, d in enumerate(searcher.doc_ids)}
-    train_pairs_nearness(searcher.doc_ids, sim)
+    train_pairs_nearness(searcher.doc_ids, vec, x, sim)
 
     # How near the refuting case is to the supported query's top document, and to the true supported case.
     near_true, near_top1 = [], []
