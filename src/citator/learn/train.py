@@ -333,7 +333,8 @@ class _Fitting:
         t = time.monotonic()
         examples = query_examples(queries, qrels, doc_ids)
         # An encoder that an earlier run finished from the very same inputs and settings is reused (resume).
-        stamp = {"base_encoder_id": self.base_id, "base_encoder_sha256": self.base_sha256, "finetune": asdict(self.finetune), "query_prefixes": QUERY_PREFIXES,
+        stamp = {"base_encoder_id": self.base_id, "base_encoder_sha256": self.base_sha256,
+                 "finetune": asdict(self.finetune), "query_prefixes": QUERY_PREFIXES,
                  "corpus_sha256": sha256_file(self.corpus), "examples_sha256": _examples_hash(examples)}
         stats = _finished_encoder(encoder_dir, stamp)
         reused = stats is not None

@@ -117,10 +117,9 @@ def encoder_fingerprint(path: str | Path | None = None) -> str:
     process by (path, sizes, mtimes).
     """
     import hashlib
+    import os
 
     from citator.data.hashing import sha256_file
-
-    import os
 
     model_dir = (Path(path) if path is not None else default_encoder_path()).resolve()
     files: list[Path] = []
@@ -134,13 +133,13 @@ def encoder_fingerprint(path: str | Path | None = None) -> str:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         files += [Path(root) / n for n in names if not n.startswith(".") and not n.endswith(".md")
                   and (Path(root) / n).is_file()]
-    files.sort(key=lambda p: p.relative_to(model_dir).as_posix())
-    key = (str(model_dir), tuple((str(p.relative_to(model_dir)), p.stat().st_size, p.stat().st_mtime_ns)
-                                 for p in files))
+    named = sorted((p.relative_to(model_dir).as_posix(), p) for p in files)
+    stats = [(name, p.stat()) for name, p in named]
+    key = (str(model_dir), tuple((name, st.st_size, st.st_mtime_ns) for name, st in stats))
     if key not in _FINGERPRINTS:
         digest = hashlib.sha256()
-        for p in files:
-            digest.update(f"{p.relative_to(model_dir).as_posix()}\0{sha256_file(p)}\0".encode())
+        for name, p in named:
+            digest.update(f"{name}\0{sha256_file(p)}\0".encode())
         _FINGERPRINTS[key] = digest.hexdigest()
     return _FINGERPRINTS[key]
 

@@ -59,7 +59,8 @@ class Manifest:
     def to_json(self) -> dict[str, Any]:
         return {
             "format": FORMAT, "complete": True, "corpus_sha256": self.corpus_sha256, "n_docs": self.n_docs,
-            "n_passages": self.n_passages, "encoder": {"path": self.encoder_path, "id": self.encoder_id, "sha256": self.encoder_sha256},
+            "n_passages": self.n_passages,
+            "encoder": {"path": self.encoder_path, "id": self.encoder_id, "sha256": self.encoder_sha256},
             "config": self.config.to_json(), "citator_version": self.citator_version, "built_at": self.built_at,
             "data_dir": self.data_dir, "artifacts": None if self.artifacts_path is None else {
                 "path": self.artifacts_path, "manifest_sha256": self.artifacts_sha256},

@@ -88,14 +88,14 @@ def match_documents(wanted: Sequence[tuple[str, str]], doc_ids: Sequence[str], t
     by_id = {d: i for i, d in enumerate(doc_ids)}
     by_title: dict[str, list[int]] = {}
     for i, t in enumerate(titles):
-        if _norm_title(t):  # an empty title names no document
-            by_title.setdefault(_norm_title(t), []).append(i)
+        if norm := _norm_title(t):  # an empty title names no document
+            by_title.setdefault(norm, []).append(i)
     out = []
     for doc_id, title in wanted:
         if doc_id in by_id:
             out.append(by_id[doc_id])
         else:
-            match = by_title.get(_norm_title(title), []) if _norm_title(title) else []
+            match = by_title.get(_norm_title(title), [])  # an empty title is no key of by_title
             out.append(match[0] if len(match) == 1 else -1)
     return out
 
