@@ -31,14 +31,19 @@ class TokenStates:
         return TokenStates(self.states[index], self.mask[index])
 
 
+# Queries per forward pass: 311 CaseFacts queries (fine-tuned MiniLM, torch, 2 cores) encoded in 1.16 s in batches
+# of 32 against 1.30 s in 64s and 1.34 s in 128s; padding only, the vectors are the same.
+QUERY_BATCH = 32
+
+
 class Encoder(ABC):
     """Encodes queries (with stance) and documents into the same normalised vector space."""
 
     model_id: str
     dim: int
 
-    def encode_queries_with_tokens(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = 64
-                                   ) -> tuple[np.ndarray, TokenStates]:
+    def encode_queries_with_tokens(self, texts: Sequence[str], stances: Sequence[str],
+                                   batch_size: int = QUERY_BATCH) -> tuple[np.ndarray, TokenStates]:
         """The query vectors and, from the same forward pass, the states of each query's content tokens (those of
         its own text: no instruction or stance prefix, no special, punctuation or stopword tokens): the query side
         of late interaction."""
@@ -55,7 +60,8 @@ class Encoder(ABC):
         """float32 array (n, dim), rows of unit length."""
 
     @abstractmethod
-    def encode_queries(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    def encode_queries(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = QUERY_BATCH
+                       ) -> np.ndarray:
         """float32 array (n, dim), rows of unit length; the stance may shape the query side."""
 
 

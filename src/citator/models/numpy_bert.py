@@ -17,7 +17,14 @@ from pathlib import Path
 import numpy as np
 
 from citator.errors import ConfigError
-from citator.models.encoder import Encoder, TokenStates, content_vocabulary, encode_each_once, pad_token_states
+from citator.models.encoder import (
+    QUERY_BATCH,
+    Encoder,
+    TokenStates,
+    content_vocabulary,
+    encode_each_once,
+    pad_token_states,
+)
 from citator.models.transformer_encoder import read_pooling, read_query_prefixes
 
 SUPPORTED_TYPES = ("bert",)
@@ -147,8 +154,8 @@ class NumpyBertEncoder(Encoder):
                     states[i] = part
         return out, states
 
-    def encode_queries_with_tokens(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = 64
-                                   ) -> tuple[np.ndarray, TokenStates]:
+    def encode_queries_with_tokens(self, texts: Sequence[str], stances: Sequence[str],
+                                   batch_size: int = QUERY_BATCH) -> tuple[np.ndarray, TokenStates]:
         formatted = [self.format_query(t, s) for t, s in zip(texts, stances)]
         encodings = self.tokenizer.encode_batch(formatted)
         vectors, states = self._encode_encodings(encodings, batch_size, keep_states=True)
@@ -173,7 +180,8 @@ class NumpyBertEncoder(Encoder):
     def encode_documents(self, texts: Sequence[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         return self._encode(list(texts), batch_size)
 
-    def encode_queries(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    def encode_queries(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = QUERY_BATCH
+                       ) -> np.ndarray:
         formatted = [self.format_query(t, s) for t, s in zip(texts, stances)]
         return encode_each_once(formatted, lambda unique: self._encode(unique, batch_size))
 

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import numpy as np
 
-from citator.models.encoder import Encoder, TokenStates, content_vocabulary, encode_each_once, pad_token_states
+from citator.models.encoder import (
+    QUERY_BATCH,
+    Encoder,
+    TokenStates,
+    content_vocabulary,
+    encode_each_once,
+    pad_token_states,
+)
 
 QUERY_FORMAT_FILE = "citator_query_format.json"
 
@@ -65,6 +72,27 @@ class TransformerEncoder(Encoder):
         self.query_prefixes = read_query_prefixes(model_dir)
         self._content: np.ndarray | None = None
 
+    def _forward(self, batch):  # type: ignore[no-untyped-def]
+        """The model's last hidden states, float32."""
+        import torch
+
+        with torch.inference_mode():
+            return self.model(**batch).last_hidden_state.float()
+
+    def _length_order(self, texts: Sequence[str], by_tokens: bool) -> list[int]:
+        """Indices of `texts`, shortest first: batches of similar length keep padding (wasted compute) small.
+
+        `by_tokens` sorts by token count, at the cost of tokenizing twice: worth it for short texts of varied
+        length (311 CaseFacts queries in batches of 32: 10,696 padded tokens against 12,168 sorted by characters);
+        passages, cut to a fixed window, sort by characters.
+        """
+        if by_tokens:
+            lengths = [len(ids) for ids in self.tokenizer(list(texts), truncation=True,
+                                                            max_length=self.max_length)["input_ids"]]
+        else:
+            lengths = [len(t) for t in texts]
+        return sorted(range(len(texts)), key=lengths.__getitem__)
+
     def query_prefix(self, stance: str) -> str:
         """What format_query puts before a query's text."""
         return self.query_prefixes.get(stance, "")
@@ -86,36 +114,34 @@ class TransformerEncoder(Encoder):
         weights = mask.unsqueeze(-1).to(hidden.dtype)
         return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
 
-    def _encode(self, texts: Sequence[str], batch_size: int, progress: bool = False) -> np.ndarray:
-        import torch
+    def _encode(self, texts: Sequence[str], batch_size: int, progress: bool = False, by_tokens: bool = False
+                ) -> np.ndarray:
         import torch.nn.functional as F
         from tqdm import tqdm
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        # Sorting by length keeps padding (and wasted compute) small; the original order is restored below.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        order = self._length_order(texts, by_tokens)  # the original order is restored below
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for start in tqdm(range(0, len(texts), batch_size), desc="encode", disable=not progress):
             idx = order[start : start + batch_size]
             batch = self.tokenizer(
                 [texts[i] for i in idx], padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
             ).to(self.device)
-            with torch.inference_mode():
-                hidden = self.model(**batch).last_hidden_state
+            hidden = self._forward(batch)
             pooled = F.normalize(self._pool(hidden, batch["attention_mask"]).float(), p=2, dim=-1)
             out[idx] = pooled.cpu().numpy()
         return out
 
     def _encode_with_tokens(self, texts: Sequence[str], skip_chars: Sequence[int], batch_size: int,
-                            progress: bool = False) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
+                            progress: bool = False, by_tokens: bool = False
+                            ) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
         """Pooled vectors, and per text the unit-length states and ids of its tokens, leaving out padding and the
         tokens that start within its first `skip_chars[i]` characters (a prefix). One forward pass gives both."""
-        import torch
         import torch.nn.functional as F
         from tqdm import tqdm
 
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        order = self._length_order(texts, by_tokens)
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         states: list[np.ndarray] = [np.zeros((0, self.dim), dtype=np.float32)] * len(texts)
         ids: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(texts)
@@ -125,8 +151,7 @@ class TransformerEncoder(Encoder):
                                    return_tensors="pt", return_offsets_mapping=True)
             offsets = batch.pop("offset_mapping").numpy()
             batch = batch.to(self.device)
-            with torch.inference_mode():
-                hidden = self.model(**batch).last_hidden_state
+            hidden = self._forward(batch)
             mask = batch["attention_mask"]
             vectors[idx] = F.normalize(self._pool(hidden, mask).float(), p=2, dim=-1).cpu().numpy()
             unit = F.normalize(hidden.float(), p=2, dim=-1).cpu().numpy()
@@ -137,11 +162,11 @@ class TransformerEncoder(Encoder):
                 states[i], ids[i] = unit[row, keep], batch_ids[row, keep]
         return vectors, states, ids
 
-    def encode_queries_with_tokens(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = 64
-                                   ) -> tuple[np.ndarray, TokenStates]:
+    def encode_queries_with_tokens(self, texts: Sequence[str], stances: Sequence[str],
+                                   batch_size: int = QUERY_BATCH) -> tuple[np.ndarray, TokenStates]:
         formatted = [self.format_query(t, s) for t, s in zip(texts, stances)]
         skip = [len(self.query_prefix(s)) for s in stances]
-        vectors, states, ids = self._encode_with_tokens(formatted, skip, batch_size)
+        vectors, states, ids = self._encode_with_tokens(formatted, skip, batch_size, by_tokens=True)
         content = self.content_vocabulary()
         return vectors, pad_token_states([s[content[i]] for s, i in zip(states, ids)], self.dim)
 
@@ -163,6 +188,7 @@ class TransformerEncoder(Encoder):
     def encode_documents(self, texts: Sequence[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         return self._encode([self.format_document(t) for t in texts], batch_size, progress)
 
-    def encode_queries(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    def encode_queries(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = QUERY_BATCH
+                       ) -> np.ndarray:
         formatted = [self.format_query(t, s) for t, s in zip(texts, stances)]
-        return encode_each_once(formatted, lambda unique: self._encode(unique, batch_size))
+        return encode_each_once(formatted, lambda unique: self._encode(unique, batch_size, by_tokens=True))
