@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from citator.models.encoder import TokenStates, pad_token_states
-from citator.retrieve.late_interaction import TokenStore, maxsim
+from citator.retrieve.late_interaction import TokenStore, int8_products, maxsim, quantise
 
 
 def unit(a: np.ndarray) -> np.ndarray:
@@ -55,13 +57,33 @@ def test_maxsim_is_the_mean_best_cosine_of_each_query_token() -> None:
     got = maxsim(queries, candidates, store)
     for i, row in enumerate(candidates):
         q = queries.states[i][queries.mask[i]]
+        tokens, scales = quantise(q)
+        q_int8 = tokens.astype(np.float32) * scales[:, None]
         for j, d in enumerate(row):
             if not len(q) or not len(docs[d]):
                 assert got[i, j] == 0.0
                 continue
-            # Exact on the stored (quantised) states, and within a quantisation step of the original ones.
-            assert abs(got[i, j] - float((q @ store.document(d).T).max(axis=1).mean())) < 1e-5
+            # Exact on the quantised states of both sides, and within a quantisation step of the original ones.
+            assert abs(got[i, j] - float((q_int8 @ store.document(d).T).max(axis=1).mean())) < 1e-5
             assert abs(got[i, j] - float((q @ docs[d].T).max(axis=1).mean())) < 1e-2
+
+
+@pytest.mark.parametrize("dim", [8, 384, 1024, 2048])
+def test_int8_products_are_exact_with_torch_loaded_or_not(dim: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch  # noqa: F401 - loaded: int8_products takes torch's kernel
+
+    rng = np.random.default_rng(dim)
+    left = rng.integers(-127, 128, size=(37, dim)).astype(np.int8)
+    right = rng.integers(-127, 128, size=(11, dim)).astype(np.int8)
+    right[0] = left[0] = 127  # the largest sum a row can reach: 127 * 127 * dim
+    exact = left.astype(np.int64) @ right.astype(np.int64).T
+    with_torch = int8_products(left, right)
+    monkeypatch.delitem(sys.modules, "torch")  # as in a cold run.sh, which never imports torch
+    without = int8_products(left, right)
+    assert with_torch.dtype == without.dtype == np.float32
+    assert np.array_equal(with_torch, without)
+    # Exact where float32 holds the integer (below 2**24); beyond, both round the same exact sum once.
+    assert np.array_equal(with_torch, exact.astype(np.float32))
 
 
 def test_a_query_whose_words_a_document_contains_scores_one() -> None:
@@ -71,7 +93,9 @@ def test_a_query_whose_words_a_document_contains_scores_one() -> None:
     store = TokenStore.from_passages(passages, distinct_ids(passages), np.array([0, 1]), 16)
     query = TokenStates(words[None, [1, 3]].astype(np.float32), np.ones((1, 2), dtype=bool))
     score = maxsim(query, np.array([[0, 1]]), store)[0]
-    assert abs(score[0] - 1.0) < 1e-3 and score[1] < 0.9
+    # Both sides int8: a word's quantised state has a norm within about a quantisation step (1/127 of its largest
+    # entry, ~0.5 at 16 dimensions) of 1.
+    assert abs(score[0] - 1.0) < 4e-3 and score[1] < 0.9
 
 
 def test_many_documents_scored_on_threads_match_one_by_one() -> None:

@@ -14,6 +14,7 @@ Scoring is exact and costs about (query tokens x candidate tokens x dim) per pai
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -148,17 +149,35 @@ def quantise(states: np.ndarray, rows: np.ndarray | None = None, chunk: int = 65
     return tokens, scales
 
 
+def int8_products(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """left @ right.T of two int8 matrices, exactly, as float32 (|entries| <= 127).
+
+    torch's int8 kernel where this process has loaded torch already (the search server, training): 5x faster than
+    float32 BLAS here. Otherwise (a cold run.sh, which must not pay torch's import) numpy's float32 product of the
+    same integers, whose partial sums stay exact below 2**24 (dim <= 1040; float64 beyond): both give the same
+    numbers, so warm and cold searches agree.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        # torch wants writable memory: a memory-mapped store's rows are copied (a document's: tens of kB).
+        left, right = (a if a.flags.writeable and a.flags.c_contiguous else np.array(a) for a in (left, right))
+        return torch._int_mm(torch.from_numpy(left), torch.from_numpy(right).T).numpy().astype(np.float32)
+    wide = np.float32 if left.shape[1] * 127 * 127 < 2**24 else np.float64
+    return (left.astype(wide) @ right.astype(wide).T).astype(np.float32)
+
+
 def maxsim(queries: TokenStates, candidates: np.ndarray, store: TokenStore) -> np.ndarray:
     """(n_queries, n_candidates): mean over each query's content tokens of its best cosine with the candidate's.
 
-    Pairs are grouped by document, so each document's tokens are read (and widened to float32) once per batch
-    and scored against all the queries that have it as a candidate in one product. A query or document with no
-    content token scores 0.
+    Both sides are int8 with a scale per token (the query's quantised here, as the store's were), so each product
+    is exact integer arithmetic (int8_products) and a cosine moves by about 1e-3 from the float states'. Pairs are
+    grouped by document, so each document's tokens are read once per batch and scored against all the queries that
+    have it as a candidate in one product. A query or document with no content token scores 0.
     """
     n_tokens = queries.mask.sum(axis=1)
     # The queries' content tokens packed query after query (no padding rows to multiply: CaseFacts queries have
     # 16 content tokens on average but the longest 34), query i's at starts[i]:starts[i] + n_tokens[i].
-    packed = np.ascontiguousarray(queries.states[queries.mask], dtype=np.float32)
+    packed, packed_scales = quantise(queries.states[queries.mask])
     starts = np.concatenate([[0], np.cumsum(n_tokens)[:-1]]).astype(np.int64)
     out = np.zeros(candidates.shape, dtype=np.float32)
     n_cand = candidates.shape[1] if candidates.ndim == 2 else 0
@@ -177,15 +196,16 @@ def maxsim(queries: TokenStates, candidates: np.ndarray, store: TokenStore) -> n
             lengths = n_tokens[rows]
             segments = np.concatenate([[0], np.cumsum(lengths)[:-1]])
             rows_of_tokens = np.arange(lengths.sum()) + np.repeat(starts[rows] - segments, lengths)
-            # One 2-D product per document (numpy hands 2-D products to BLAS whole, but loops over a 3-D operand);
-            # the per-token scales apply to the (smaller) product rather than to the document's states.
-            sims = packed[rows_of_tokens] @ store.tokens[lo:hi].astype(np.float32).T
-            best = (sims * store.scales[lo:hi]).max(axis=1)
+            # One 2-D product per document; the per-token scales apply to the product (and the query's after the
+            # max, which they do not change).
+            sims = int8_products(packed[rows_of_tokens], store.tokens[lo:hi])
+            best = (sims * store.scales[lo:hi]).max(axis=1) * packed_scales[rows_of_tokens]
             out.ravel()[pairs] = np.add.reduceat(best, segments) / lengths
 
-    # numpy releases the GIL in its products, reductions and casts: documents split over threads use every core.
-    # BLAS runs single-threaded meanwhile (its own threads would contend with ours: 311 CaseFacts queries' top 100
-    # took 1.01 s on one thread with threaded BLAS, 1.21 s on two, 0.77 s on two with BLAS on one).
+    # numpy and torch release the GIL in their products, reductions and casts: documents split over threads use
+    # every core. BLAS runs single-threaded meanwhile (its own threads would contend with ours: 311 CaseFacts
+    # queries' top 100 took 1.01 s on one thread with threaded BLAS, 1.21 s on two, 0.77 s on two with BLAS on one,
+    # in float32 before the int8 products).
     workers = min(os.cpu_count() or 1, 8)
     if workers > 1 and len(groups) > 64:
         with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
