@@ -7,12 +7,13 @@ To compare two versions side by side on the same index, run it under each versio
     PYTHONPATH=/tmp/old/src .venv/bin/python benchmarks/experiments/search_timing.py
     PYTHONPATH=src .venv/bin/python benchmarks/experiments/search_timing.py
 
-Needs the index and queries that `benchmarks/learning.py --datasets casefacts --artifacts casefacts=artifacts`
-leaves in benchmarks/work/learning/casefacts.
+`--dataset NAME` (default casefacts) reads the index and queries that `benchmarks/learning.py` leaves in
+benchmarks/work/learning/NAME.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import time
@@ -22,15 +23,18 @@ import citator
 from citator.data.records import Query
 from citator.retrieve.searcher import StanceSearcher
 
-WORK = Path(__file__).resolve().parents[1] / "work" / "learning" / "casefacts"
+WORK = Path(__file__).resolve().parents[1] / "work" / "learning"
 
 
 def main() -> None:
-    searcher = StanceSearcher(WORK / "index")
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dataset", default="casefacts", help="a folder of benchmarks/work/learning")
+    work = WORK / ap.parse_args().dataset
+    searcher = StanceSearcher(work / "index")
     for lexical in (searcher.lexical_doc, searcher.lexical_passage, searcher.lexical_expanded):
         if lexical is not None:
             lexical.use_numba()
-    rows = [json.loads(line) for line in (WORK / "queries311.jsonl").open(encoding="utf-8")]
+    rows = [json.loads(line) for line in (work / "queries311.jsonl").open(encoding="utf-8")]
     queries = [Query(q["query_id"], q["text"], q.get("stance", "all")) for q in rows]
     searcher.search([Query("warm-up", "warm up", "all")], 1)
     took = []
@@ -38,7 +42,7 @@ def main() -> None:
         start = time.perf_counter()
         searcher.search(queries, 10)
         took.append(time.perf_counter() - start)
-    print(f"{Path(citator.__file__).parents[1]}: {len(queries)} queries, first {took[0]:.2f} s, "
+    print(f"{Path(citator.__file__).parents[1]}: {work.name}, {len(queries)} queries, first {took[0]:.2f} s, "
           f"min {min(took):.2f} s, median {statistics.median(took):.2f} s")
 
 
