@@ -84,3 +84,19 @@ def test_pad_token_states() -> None:
     padded = pad_token_states([np.ones((2, 3)), np.zeros((0, 3)), np.full((1, 3), 2.0)], 3)
     assert padded.states.shape == (3, 2, 3) and padded.mask.tolist() == [[True, True], [False, False], [True, False]]
     assert padded.rows([2]).states[0, 0].tolist() == [2.0, 2.0, 2.0]
+
+
+def test_no_queries_give_empty_vectors_and_token_states(minilm_dir: Path) -> None:
+    encoder = TransformerEncoder(minilm_dir, device="cpu")
+    vectors, tokens = encoder.encode_queries_with_tokens([], [])
+    assert vectors.shape == (0, encoder.dim) and tokens.states.shape[0] == 0
+    assert encoder.encode_queries([], []).shape == (0, encoder.dim)
+
+
+def test_queries_sorted_by_token_count_keep_their_order(minilm_dir: Path) -> None:
+    encoder = TransformerEncoder(minilm_dir, device="cpu")
+    # Character and token order disagree: a long word is many characters but few tokens.
+    texts = ["a b c d e f g h i j k l", "incomprehensibilities", "the court", "x"]
+    together = encoder.encode_queries(texts, ["all"] * 4, batch_size=2)
+    alone = np.concatenate([encoder.encode_queries([t], ["all"], batch_size=1) for t in texts])
+    np.testing.assert_allclose(together, alone, atol=1e-5)

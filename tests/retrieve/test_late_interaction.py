@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from citator.models.encoder import TokenStates, pad_token_states
+from citator.retrieve import late_interaction
 from citator.retrieve.late_interaction import TokenStore, int8_products, maxsim, quantise
 
 
@@ -48,7 +49,17 @@ def test_a_token_id_is_kept_once_per_document_at_its_first_occurrence() -> None:
     assert np.abs(np.concatenate([store.document(0), store.document(1)]) - want).max() <= 0.5 / 127 + 1e-6
 
 
-def test_maxsim_is_the_mean_best_cosine_of_each_query_token() -> None:
+@pytest.fixture(params=["torch", "numpy"])
+def int8_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """maxsim's products through torch's kernel (torch loaded) or numpy's (a cold run.sh, torch never imported)."""
+    if request.param == "torch":
+        import torch  # noqa: F401
+    else:
+        monkeypatch.delitem(sys.modules, "torch", raising=False)
+    return str(request.param)
+
+
+def test_maxsim_is_the_mean_best_cosine_of_each_query_token(int8_backend: str) -> None:
     rng = np.random.default_rng(1)
     docs = [unit(rng.normal(size=(n, 8))) for n in (5, 1, 0, 7)]
     store = TokenStore.from_passages([d.astype(np.float16) for d in docs], distinct_ids(docs), np.arange(4), 8)
@@ -98,7 +109,8 @@ def test_a_query_whose_words_a_document_contains_scores_one() -> None:
     assert abs(score[0] - 1.0) < 4e-3 and score[1] < 0.9
 
 
-def test_many_documents_scored_on_threads_match_one_by_one() -> None:
+def test_many_documents_scored_on_threads_match_one_by_one(int8_backend: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(3)
     docs = [unit(rng.normal(size=(int(n), 8))).astype(np.float16) for n in rng.integers(0, 12, size=300)]
     store = TokenStore.from_passages(docs, distinct_ids(docs), np.arange(len(docs)), 8)
@@ -108,6 +120,19 @@ def test_many_documents_scored_on_threads_match_one_by_one() -> None:
     one_by_one = np.stack([np.concatenate([maxsim(queries.rows([i]), candidates[i : i + 1, j : j + 1], store)[0]
                                            for j in range(100)]) for i in range(20)])
     assert np.abs(together - one_by_one).max() < 1e-6
+    # Blocks of a few documents' tokens at a time (one document when it alone is larger) give the same numbers.
+    monkeypatch.setattr(late_interaction, "BLOCK_BYTES", 40)
+    assert np.array_equal(maxsim(queries, candidates, store), together)
+
+
+def test_a_memory_mapped_store_scores_as_the_one_in_memory(int8_backend: str, tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    docs = [unit(rng.normal(size=(int(n), 8))).astype(np.float16) for n in rng.integers(1, 9, size=80)]
+    store = TokenStore.from_passages(docs, distinct_ids(docs), np.arange(len(docs)), 8)
+    store.save(tmp_path)
+    queries = pad_token_states([unit(rng.normal(size=(int(n), 8))) for n in rng.integers(1, 6, size=9)], 8)
+    candidates = np.stack([rng.choice(len(docs), 70, replace=False) for _ in range(9)])
+    assert np.array_equal(maxsim(queries, candidates, TokenStore.load(tmp_path)), maxsim(queries, candidates, store))
 
 
 def test_encoding_in_chunks_of_documents_gives_the_store_of_one_pass(minilm_dir: Path) -> None:

@@ -86,7 +86,7 @@ class TransformerEncoder(Encoder):
         length (311 CaseFacts queries in batches of 32: 10,696 padded tokens against 12,168 sorted by characters);
         passages, cut to a fixed window, sort by characters.
         """
-        if by_tokens:
+        if by_tokens and texts:
             lengths = [len(ids) for ids in self.tokenizer(list(texts), truncation=True,
                                                             max_length=self.max_length)["input_ids"]]
         else:

@@ -13,6 +13,7 @@ Scoring is exact and costs about (query tokens x candidate tokens x dim) per pai
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Sequence
@@ -27,6 +28,8 @@ from citator.data.atomic import save_npy_atomic
 from citator.models.encoder import Encoder, TokenStates
 
 SIGNAL = "maxsim"
+# Most bytes of gathered query tokens that maxsim holds at once (one block of documents).
+BLOCK_BYTES = 256 << 20
 # Candidates scored per query: the learned ranker's own candidates (CaseFacts out-of-fold train NDCG@10 of the
 # learned fusion, content tokens on both sides: 0.5014 scoring the top 70, 0.5068 the top 100).
 DEPTH = 100
@@ -149,16 +152,25 @@ def quantise(states: np.ndarray, rows: np.ndarray | None = None, chunk: int = 65
     return tokens, scales
 
 
+@functools.cache
+def _cpu_has_vnni() -> bool:
+    """Whether the CPU has AVX-512 VNNI, without which torch's CPU int8 product is a scalar loop (Linux flags)."""
+    try:
+        return "avx512_vnni" in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").split()
+    except OSError:
+        return False
+
+
 def int8_products(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """left @ right.T of two int8 matrices, exactly, as float32 (|entries| <= 127).
 
-    torch's int8 kernel where this process has loaded torch already (the search server, training): 5x faster than
-    float32 BLAS here. Otherwise (a cold run.sh, which must not pay torch's import) numpy's float32 product of the
-    same integers, whose partial sums stay exact below 2**24 (dim <= 1040; float64 beyond): both give the same
-    numbers, so warm and cold searches agree.
+    torch's int8 kernel where this process has loaded torch already (the search server, training) and the CPU has
+    AVX-512 VNNI: 5x faster than float32 BLAS here. Otherwise (a cold run.sh, which must not pay torch's import, or
+    a CPU without VNNI) numpy's float32 product of the same integers, whose partial sums stay exact below 2**24
+    (dim <= 1040; float64 beyond): both give the same numbers, so warm and cold searches agree.
     """
     torch = sys.modules.get("torch")
-    if torch is not None:
+    if torch is not None and _cpu_has_vnni():
         # torch wants writable memory: a memory-mapped store's rows are copied (a document's: tens of kB).
         left, right = (a if a.flags.writeable and a.flags.c_contiguous else np.array(a) for a in (left, right))
         return torch._int_mm(torch.from_numpy(left), torch.from_numpy(right).T).numpy().astype(np.float32)
@@ -186,35 +198,39 @@ def maxsim(queries: TokenStates, candidates: np.ndarray, store: TokenStore) -> n
     order = live[np.argsort(flat[live], kind="stable")]
     if not len(order):
         return out
-    # Every pair's query tokens gathered once, pair after pair in document order: a document's products then read
-    # one contiguous slice (per-document gathers and index arithmetic cost more than the int8 products). It holds
-    # pairs x query tokens x dim bytes: about 160 MB for a batch of 256 CaseFacts queries' top 100 (MiniLM, 384).
+    # Every pair's query tokens gathered in document order, a block of documents at a time (at most BLOCK_BYTES of
+    # tokens, or one document): a document's products then read one contiguous slice of the block (per-document
+    # gathers and index arithmetic cost more than the int8 products), and memory stays bounded when training
+    # scores thousands of queries at once.
     lengths = n_tokens[order // n_cand]
     pair_starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     rows_of_tokens = np.arange(lengths.sum()) + np.repeat(starts[order // n_cand] - pair_starts, lengths)
-    left = packed[rows_of_tokens]
-    best = np.zeros(len(left), dtype=np.float32)
+    best = np.zeros(len(rows_of_tokens), dtype=np.float32)
     first_pairs = np.concatenate([[0], np.flatnonzero(np.diff(flat[order])) + 1])
-    bounds = np.append(pair_starts[first_pairs], len(left))  # each document's slice of `left`
+    bounds = np.append(pair_starts[first_pairs], len(rows_of_tokens))  # each document's slice of the tokens
     docs = flat[order[first_pairs]]
+    block_rows = max(1, BLOCK_BYTES // max(packed.shape[1], 1))
 
-    def score(groups: Sequence[int]) -> None:
+    def score(groups: Sequence[int], left: np.ndarray, base: int) -> None:
         for g in groups:
             lo, hi = store.offsets[docs[g]], store.offsets[docs[g] + 1]
             if hi > lo:  # one 2-D product per document; its tokens' scales apply to the product
-                sims = int8_products(left[bounds[g] : bounds[g + 1]], store.tokens[lo:hi])
+                sims = int8_products(left[bounds[g] - base : bounds[g + 1] - base], store.tokens[lo:hi])
                 best[bounds[g] : bounds[g + 1]] = (sims * store.scales[lo:hi]).max(axis=1)
 
     # numpy and torch release the GIL in their products, reductions and casts: documents split over threads use
     # every core. BLAS runs single-threaded meanwhile (its own threads would contend with ours: 311 CaseFacts
     # queries' top 100 took 1.01 s on one thread with threaded BLAS, 1.21 s on two, 0.77 s on two with BLAS on one,
-    # in float32 before the int8 products).
-    workers = min(os.cpu_count() or 1, 8)
-    if workers > 1 and len(docs) > 64:
-        with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
-            list(pool.map(score, [range(i, len(docs), workers) for i in range(workers)]))
-    else:
-        score(range(len(docs)))
+    # in float32 before the int8 products; torch's own threads measured the same at 1 or 2 in the int8 products).
+    workers = min(os.cpu_count() or 1, 8) if len(docs) > 64 else 1
+    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+        g0 = 0
+        while g0 < len(docs):
+            g1 = max(g0 + 1, int(np.searchsorted(bounds, bounds[g0] + block_rows, side="right")) - 1)
+            g1 = min(g1, len(docs))
+            left, base = packed[rows_of_tokens[bounds[g0] : bounds[g1]]], int(bounds[g0])
+            list(pool.map(lambda part: score(part, left, base), [range(g0 + i, g1, workers) for i in range(workers)]))
+            g0 = g1
     # The query's scale after the max, which it does not change; a document without tokens leaves its pairs at 0.
     out.ravel()[order] = np.add.reduceat(best * packed_scales[rows_of_tokens], pair_starts) / lengths
     return out
