@@ -129,7 +129,7 @@ class TransformerEncoder(Encoder):
                 [texts[i] for i in idx], padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
             ).to(self.device)
             hidden = self._forward(batch)
-            pooled = F.normalize(self._pool(hidden, batch["attention_mask"]).float(), p=2, dim=-1)
+            pooled = F.normalize(self._pool(hidden, batch["attention_mask"]), p=2, dim=-1)
             out[idx] = pooled.cpu().numpy()
         return out
 
@@ -153,8 +153,8 @@ class TransformerEncoder(Encoder):
             batch = batch.to(self.device)
             hidden = self._forward(batch)
             mask = batch["attention_mask"]
-            vectors[idx] = F.normalize(self._pool(hidden, mask).float(), p=2, dim=-1).cpu().numpy()
-            unit = F.normalize(hidden.float(), p=2, dim=-1).cpu().numpy()
+            vectors[idx] = F.normalize(self._pool(hidden, mask), p=2, dim=-1).cpu().numpy()
+            unit = F.normalize(hidden, p=2, dim=-1).cpu().numpy()
             mask_np, batch_ids = mask.cpu().numpy().astype(bool), batch["input_ids"].cpu().numpy()
             for row, i in enumerate(idx):
                 # A token that starts within the prefix is the prefix's (one that straddles into the text too).

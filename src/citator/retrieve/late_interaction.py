@@ -202,9 +202,10 @@ def maxsim(queries: TokenStates, candidates: np.ndarray, store: TokenStore) -> n
     # tokens, or one document): a document's products then read one contiguous slice of the block (per-document
     # gathers and index arithmetic cost more than the int8 products), and memory stays bounded when training
     # scores thousands of queries at once.
-    lengths = n_tokens[order // n_cand]
+    rows = order // n_cand  # each pair's query
+    lengths = n_tokens[rows]
     pair_starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    rows_of_tokens = np.arange(lengths.sum()) + np.repeat(starts[order // n_cand] - pair_starts, lengths)
+    rows_of_tokens = np.arange(lengths.sum()) + np.repeat(starts[rows] - pair_starts, lengths)
     best = np.zeros(len(rows_of_tokens), dtype=np.float32)
     first_pairs = np.concatenate([[0], np.flatnonzero(np.diff(flat[order])) + 1])
     bounds = np.append(pair_starts[first_pairs], len(rows_of_tokens))  # each document's slice of the tokens
@@ -226,8 +227,9 @@ def maxsim(queries: TokenStates, candidates: np.ndarray, store: TokenStore) -> n
     with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
         g0 = 0
         while g0 < len(docs):
+            # The documents whose tokens end within block_rows of g0's start (bounds has one entry per document
+            # and a last one, so this stays <= len(docs)), or g0 alone.
             g1 = max(g0 + 1, int(np.searchsorted(bounds, bounds[g0] + block_rows, side="right")) - 1)
-            g1 = min(g1, len(docs))
             left, base = packed[rows_of_tokens[bounds[g0] : bounds[g1]]], int(bounds[g0])
             list(pool.map(lambda part: score(part, left, base), [range(g0 + i, g1, workers) for i in range(workers)]))
             g0 = g1
