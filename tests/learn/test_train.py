@@ -106,7 +106,7 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     from citator.models.encoder import load_encoder
     from citator.models.transformer_encoder import QUERY_FORMAT_FILE
     from citator.retrieve.ranker import LinearRanker, TreeRanker, load_ranker
-    from citator.retrieve.index_dir import read_manifest
+    from citator.retrieve.manifest import read_manifest
     from citator.retrieve.searcher import StanceSearcher
 
     # The fixture's queries are all `dev`; relabel about two thirds `train` (by proposition) for this test.

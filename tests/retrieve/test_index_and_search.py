@@ -11,7 +11,8 @@ import pytest
 from citator.data import read_ground_truth, read_queries, validate_results
 from citator.errors import CorpusError, IndexDirError
 from citator.evaluate import evaluate
-from citator.retrieve.index_dir import build_index, read_manifest
+from citator.retrieve.index_dir import build_index
+from citator.retrieve.manifest import read_manifest
 from citator.retrieve.searcher import StanceSearcher
 
 

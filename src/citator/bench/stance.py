@@ -16,7 +16,7 @@ from citator.data.records import ResultLine
 from citator.errors import CitatorError, ConfigError, IndexDirError, ResultsError
 from citator.retrieve.artifacts import Artifacts
 from citator.retrieve.config import RetrievalConfig
-from citator.retrieve.index_dir import Manifest, build_index, read_manifest
+from citator.retrieve.manifest import Manifest, read_manifest
 from citator.retrieve.service_protocol import PID_NAME, READY_NAME, search_via_service, service_dir
 
 
@@ -87,6 +87,9 @@ def build(
 
     A server that cannot start does not fail the build: run.sh then searches in-process.
     """
+    # Imported here: run.sh's client path (search) stays free of numpy and the index's builders.
+    from citator.retrieve.index_dir import build_index
+
     stop_server(index_dir)
     manifest = build_index(corpus, index_dir, model, config, artifacts=artifacts, artifacts_optional=artifacts_optional)
     if serve:

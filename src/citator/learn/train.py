@@ -553,7 +553,7 @@ def _stable_hash(text: str) -> int:
 def _reusable_vectors(index_dir: Path, corpus: Path, encoder_sha256: str) -> tuple[np.ndarray, TokenStore] | None:
     """Passage vectors and document tokens of an existing index built from the same corpus, encoder and passage
     spec (with artifacts whose ranker reads the tokens), if any."""
-    from citator.retrieve.index_dir import read_manifest
+    from citator.retrieve.manifest import read_manifest
 
     manifest = read_manifest(index_dir)
     spec = PassageSpec()

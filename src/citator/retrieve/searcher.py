@@ -17,7 +17,7 @@ from citator.retrieve import dense as dense_module
 from citator.retrieve.dense import DenseIndex
 from citator.retrieve.expansion import SIGNAL as EXPANDED
 from citator.retrieve.fusion import interpolate, rrf, top_k
-from citator.retrieve.index_dir import Manifest, read_manifest
+from citator.retrieve.manifest import Manifest, read_manifest
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.passages import document_of_passage, max_per_document
 from citator.retrieve.late_interaction import TokenStore, reads_late_interaction
