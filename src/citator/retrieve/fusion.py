@@ -10,9 +10,11 @@ import numpy as np
 def normalise_topn(scores: np.ndarray, n: int = 100) -> np.ndarray:
     """Per query, map the n-th best score to 0 and the best to 1 (clipped), so signals share a scale."""
     n = min(n, scores.shape[1])
-    part = -np.partition(-scores, n - 1, axis=1)
-    top = part[:, :1]
-    floor = np.sort(part[:, :n], axis=1)[:, :1]
+    # The n best scores, in no particular order: np.partition fixes only the n-th place, so the best is their max
+    # (not the first column, which is the best only as often as the CPU's partition kernel happens to leave it there).
+    best_n = -np.partition(-scores, n - 1, axis=1)[:, :n]
+    top = best_n.max(axis=1, keepdims=True)
+    floor = best_n.min(axis=1, keepdims=True)
     span = np.where(top - floor > 1e-12, top - floor, 1.0)
     return np.clip((scores - floor) / span, 0.0, None).astype(np.float32)
 
