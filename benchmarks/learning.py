@@ -201,8 +201,9 @@ def main() -> None:
         result = bench(name, Path(given[name]).absolute() if name in given else None, args.reuse_passages)
         report["datasets"][name] = {"command": command, "machine": report["machine"], **result}
         write_json_atomic(path, report)
+        reused = " (passages reused)" if result.get("build_reused_passages") else ""
         print(f"\n{name}: training {result['training_seconds']:.0f} s, artifacts {result['artifact_bytes'] / 1e6:.1f} MB, "
-              f"build {result['build_seconds']:.0f} s{' (passages reused)' if result.get('build_reused_passages') else ''}, run.sh 311 warm {result['run_sh_311']['warm_seconds']:.2f} s / "
+              f"build {result['build_seconds']:.0f} s{reused}, run.sh 311 warm {result['run_sh_311']['warm_seconds']:.2f} s / "
               f"cold {result['run_sh_311']['cold_seconds']:.2f} s, fusion chosen on dev: {result['chosen_fusion']}, "
               f"stance contrast weight / refuter slots chosen on dev: {result['stance_contrast']['weight']:g} / "
               f"{result['stance_contrast'].get('refuter_slots', 0)}")
