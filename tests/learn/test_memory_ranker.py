@@ -61,6 +61,27 @@ def test_memory_signals_stance_and_exclusion() -> None:
     assert hidden["memory_vote"][0, 1] < 1e-6 and hidden["memory_vote"][0, 0] == pytest.approx(1.0, abs=1e-5)
 
 
+def test_the_vote_breaks_ties_at_the_last_neighbour_by_entry_order() -> None:
+    """Entries as similar to the query as the k-th nearest one: the first of them votes, whatever the arrangement
+    (argpartition alone picks among them by where its kernel happens to leave them)."""
+    rng = np.random.default_rng(0)
+    k, n = 5, 12
+    for _ in range(50):
+        sims = rng.permutation(np.linspace(0.1, 0.9, n)).astype(np.float32)
+        order = np.argsort(-sims, kind="stable")
+        tied = order[k - 1: k + 2]
+        sims[tied] = sims[order[k - 1]]  # three entries tie at the k-th place: only the first of them may vote
+        # Vectors with exactly these similarities to the query e0.
+        vectors = np.zeros((n, 2), dtype=np.float32)
+        vectors[:, 0], vectors[:, 1] = sims, np.sqrt(1 - sims.astype(np.float64) ** 2)
+        entries = [MemoryEntry(f"p{j}", "supported", "t", (f"d{j}",), ("",)) for j in range(n)]
+        memory = PropositionMemory(entries, vectors)
+        links = memory.link([f"d{j}" for j in range(n)], [""] * n)
+        vote = memory_signals(unit([1, 0]), ["supported"], memory, links, n, neighbours=k)["memory_vote"][0]
+        voters = set(np.flatnonzero(vote > 0).tolist())
+        assert voters == set(order[: k - 1].tolist()) | {int(tied.min())}
+
+
 def test_document_side_expansion_is_the_centroid_of_every_citing_proposition() -> None:
     entries = [*ENTRIES, MemoryEntry("p4", "refuted", "another wording", ("1970.1",), ("Old v. Rule",))]
     memory = PropositionMemory(entries, np.vstack([VECTORS, unit([0, 1, 0])]))

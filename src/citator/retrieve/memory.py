@@ -13,6 +13,7 @@ from citator.data.jsonl import iter_jsonl, require_str
 from citator.data.records import STANCES
 from citator.errors import ArtifactError
 from citator.retrieve.dense import normalise_rows
+from citator.retrieve.fusion import top_k
 
 
 @dataclass(frozen=True)
@@ -148,13 +149,16 @@ def memory_signals(
     vote = np.zeros((nq, n_docs), dtype=np.float32)
     k = min(neighbours, sims.shape[1])
     link_sims = sims[:, rows]  # (nq, n_links)
+    # The voters: each query's k nearest entries, ties at the k-th broken by entry order (argpartition's own choice
+    # among equal similarities, e.g. of entries with the same text and stance, depends on the CPU's kernel).
+    tops, _ = top_k(sims, k)
     for i in range(nq):
         np.maximum.at(best[i], cols, link_sims[i])
         stance = query_stances[i]
         mask = (entry_stance[rows] == stance) | (stance == "all") | (entry_stance[rows] == "all")
         if mask.any():
             np.maximum.at(same[i], cols[mask], link_sims[i, mask])
-        top = np.argpartition(-sims[i], k - 1)[:k]
+        top = tops[i]
         weights = np.exp((sims[i, top] - sims[i, top].max()) / temperature)
         weights /= weights.sum()
         w_by_entry = np.zeros(sims.shape[1], dtype=np.float32)
