@@ -7,7 +7,10 @@ build time and run.sh time.
 
 Artifacts missing for a dataset are trained first with `citator train` on its train split (dev for selection),
 reusing the passage vectors of benchmarks/work/NAME/index (built by benchmarks/stance.py) when present.
-Nothing here reads a test split before the artifacts are final. Writes benchmarks/results/learning.json.
+The build takes the base passages that training left in the artifacts' work folder when they are there (recorded
+as build_reused_passages "training"), or with --reuse-passages those of the index already in the work folder
+("index"); otherwise it encodes the corpus (false). Nothing here reads a test split before the artifacts are final.
+Writes benchmarks/results/learning.json.
 """
 
 from __future__ import annotations
@@ -121,27 +124,33 @@ def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> di
     index = WORK / "learning" / name / "index"
     reused = None
     if reuse_passages and (index / "manifest.json").is_file():
-        from citator.learn.train import _reusable_vectors
         from citator.models.encoder import default_encoder_path, encoder_fingerprint
+        from citator.retrieve.index_dir import reusable_passages
 
-        reused = _reusable_vectors(index, folder / "corpus.jsonl", encoder_fingerprint(default_encoder_path()))
+        reused = reusable_passages(index, folder / "corpus.jsonl", encoder_fingerprint(default_encoder_path()))
     if reused is None:
+        # A build takes the base passages `citator train` left in artifacts/work when they are there (the evaluator's
+        # build after `make artifacts`); a copy of the artifacts without work/ encodes the corpus.
+        from citator.data.hashing import sha256_file
+        from citator.models.encoder import default_encoder_path, encoder_fingerprint
+        from citator.retrieve.artifacts import base_passage_cache
+
+        vectors, tokens = base_passage_cache(artifacts / "work", sha256_file(folder / "corpus.jsonl"),
+                                             encoder_fingerprint(default_encoder_path()))
+        out["build_reused_passages"] = "training" if vectors.is_file() and tokens.is_dir() else False
         out["build_seconds"] = citator("build", "--corpus", str(folder / "corpus.jsonl"), "--index-dir", str(index),
                                        "--artifacts", str(artifacts))
     else:
         # The base encoder's passage vectors and document tokens do not depend on the artifacts: a rebuild for new
         # artifacts takes them from the index already there (the same numbers a fresh build computes here).
-        from citator.bench.stance import start_server, stop_server
+        from citator.bench.stance import build
         from citator.retrieve.artifacts import read_artifacts
-        from citator.retrieve.index_dir import build_index
 
         start = time.perf_counter()
-        stop_server(index)
-        build_index(folder / "corpus.jsonl", index, artifacts=read_artifacts(artifacts), passage_vectors=reused[0],
-                    passage_tokens=reused[1])
-        start_server(index)
+        build(folder / "corpus.jsonl", index, artifacts=read_artifacts(artifacts), passage_vectors=reused[0],
+              passage_tokens=reused[1])
         out["build_seconds"] = time.perf_counter() - start
-        out["build_reused_passages"] = True
+        out["build_reused_passages"] = "index"
     main, extra, qrels = labeled(folder, name)
     test = main + extra
     searcher = StanceSearcher(index)
@@ -201,7 +210,7 @@ def main() -> None:
         result = bench(name, Path(given[name]).absolute() if name in given else None, args.reuse_passages)
         report["datasets"][name] = {"command": command, "machine": report["machine"], **result}
         write_json_atomic(path, report)
-        reused = " (passages reused)" if result.get("build_reused_passages") else ""
+        reused = f" (passages from the {result['build_reused_passages']})" if result.get("build_reused_passages") else ""
         print(f"\n{name}: training {result['training_seconds']:.0f} s, artifacts {result['artifact_bytes'] / 1e6:.1f} MB, "
               f"build {result['build_seconds']:.0f} s{reused}, run.sh 311 warm {result['run_sh_311']['warm_seconds']:.2f} s / "
               f"cold {result['run_sh_311']['cold_seconds']:.2f} s, fusion chosen on dev: {result['chosen_fusion']}, "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -200,8 +201,24 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     assert "memory_entries_from_dev" not in json.loads((art / "manifest.json").read_text())["training"]
 
     index = tmp_path / "index"
-    assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(index),
-                 "--artifacts", str(art), "--no-serve"]) == 0
+    # The build takes the base passages training left in artifacts/work (same corpus, same encoder): it encodes
+    # nothing. A copy of the artifacts without work/ builds as well, encoding the corpus itself.
+    from citator.retrieve.late_interaction import TokenStore
+
+    with monkeypatch.context() as patch:
+        patch.setattr(TokenStore, "encode", crash_if_called)
+        assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(index),
+                     "--artifacts", str(art), "--no-serve"]) == 0
+    copied = tmp_path / "artifacts-copy"
+    shutil.copytree(art, copied, ignore=shutil.ignore_patterns("work"))
+    encoded = []
+    with monkeypatch.context() as patch:
+        patch.setattr(TokenStore, "encode", counting(TokenStore.encode, encoded))
+        assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(tmp_path / "index-copy"),
+                     "--artifacts", str(copied), "--no-serve"]) == 0
+    assert encoded
+    assert np.array_equal(np.load(read_manifest(index).path(index, "dense.npy")),
+                          np.load(read_manifest(tmp_path / "index-copy").path(tmp_path / "index-copy", "dense.npy")))
     assert read_manifest(index).artifacts_path == str(art.absolute())
     searcher = StanceSearcher(index)
     assert {"memory_max", "doc_embedding", "bm25_expanded"} <= set(searcher.available_signals())
@@ -266,6 +283,27 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     assert type(cold.ft_encoder).__name__ == "NumpyBertEncoder"
     assert [[d.doc_id for d in r.results] for r in cold.search(all_queries, 10)] == [[d.doc_id for d in r.results] for r in results]
 
+    # A rebuild for these artifacts can take the base passages from the index already built from the same corpus and
+    # encoder (benchmarks/learning.py --reuse-passages): nothing is encoded again and the answers are the same.
+    # An index of another corpus offers nothing.
+    from citator.bench.stance import build
+    from citator.models.encoder import default_encoder_path, encoder_fingerprint
+    from citator.retrieve.artifacts import read_artifacts
+    from citator.retrieve.index_dir import reusable_passages
+
+    base_sha256 = encoder_fingerprint(default_encoder_path())
+    reused = reusable_passages(index, small_stance_set["corpus"], base_sha256)
+    assert reused is not None
+    other_corpus = tmp_path / "other-corpus.jsonl"
+    other_corpus.write_text("".join(small_stance_set["corpus"].read_text().splitlines(keepends=True)[1:]))
+    assert reusable_passages(index, other_corpus, base_sha256) is None
+    with monkeypatch.context() as patch:
+        patch.setattr(TokenStore, "encode", crash_if_called)
+        build(small_stance_set["corpus"], tmp_path / "index-reused", artifacts=read_artifacts(art), serve=False,
+              passage_vectors=reused[0], passage_tokens=reused[1])
+    again = StanceSearcher(tmp_path / "index-reused").search(all_queries, 10)
+    assert [r.doc_ids for r in again] == [r.doc_ids for r in results]
+
     # Under learned fusion the documents below the ranker's candidates are placed per query: a query's scores do
     # not depend on the rest of the batch (float noise of batched encoding aside).
     searcher.ranker = dataclasses.replace(searcher.ranker, candidates=5)
@@ -295,6 +333,17 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
         StanceSearcher(index)
     assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(tmp_path / "index2"),
                  "--artifacts", str(art), "--no-serve"]) == 2
+
+
+def crash_if_called(*args: object, **kwargs: object) -> None:
+    raise AssertionError("called")
+
+
+def counting(function, calls: list):  # type: ignore[no-untyped-def]
+    def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return function(*args, **kwargs)
+    return wrapper
 
 
 def test_proposition_folds_keep_a_propositions_stances_together() -> None:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from citator.data import read_queries, validate_results, write_results
 from citator.data.records import ResultLine
@@ -18,6 +19,11 @@ from citator.retrieve.artifacts import Artifacts
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.manifest import Manifest, read_manifest
 from citator.retrieve.service_protocol import PID_NAME, READY_NAME, search_via_service, service_dir
+
+if TYPE_CHECKING:  # run.sh's client path imports no numpy
+    import numpy as np
+
+    from citator.retrieve.late_interaction import TokenStore
 
 
 def _serves(pid: int, index_dir: Path) -> bool:
@@ -81,17 +87,20 @@ def start_server(index_dir: Path, timeout: float = 300.0) -> int:
 
 def build(
     corpus: Path, index_dir: Path, model: Path | None = None, config: RetrievalConfig | None = None, serve: bool = True,
-    artifacts: Artifacts | None = None, artifacts_optional: bool = False,
+    artifacts: Artifacts | None = None, artifacts_optional: bool = False, passage_vectors: np.ndarray | None = None,
+    passage_tokens: TokenStore | None = None,
 ) -> Manifest:
     """Stop any old server, build the index atomically, then start a fresh server for it.
 
-    A server that cannot start does not fail the build: run.sh then searches in-process.
+    A server that cannot start does not fail the build: run.sh then searches in-process. `passage_vectors` and
+    `passage_tokens` (see `build_index`) are base passages already computed for this corpus and encoder.
     """
     # Imported here: run.sh's client path (search) stays free of numpy and the index's builders.
     from citator.retrieve.index_dir import build_index
 
     stop_server(index_dir)
-    manifest = build_index(corpus, index_dir, model, config, artifacts=artifacts, artifacts_optional=artifacts_optional)
+    manifest = build_index(corpus, index_dir, model, config, artifacts=artifacts, artifacts_optional=artifacts_optional,
+                           passage_vectors=passage_vectors, passage_tokens=passage_tokens)
     if serve:
         try:
             start_server(index_dir)

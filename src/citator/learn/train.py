@@ -30,12 +30,12 @@ from citator.learn.pairs import QUERY_PREFIXES, query_examples
 from citator.learn.ranker_fit import fit_lambdamart, fit_linear_ranker
 from citator.models.encoder import TokenStates
 from citator.retrieve import contrast
-from citator.retrieve.artifacts import FORMAT, read_artifacts
+from citator.retrieve.artifacts import FORMAT, base_passage_cache, read_artifacts
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.doc_embedding import base_document_vectors, save_deltas
 from citator.retrieve.fusion import interpolate, top_k
 from citator.data.hashing import sha256_file, sha256_text
-from citator.retrieve.index_dir import build_index
+from citator.retrieve.index_dir import build_index, reusable_passages
 from citator.retrieve.memory import MemoryEntry, PropositionMemory
 from citator.retrieve.passages import PassageSpec, passage_layout
 from citator.retrieve.late_interaction import TokenStore
@@ -170,9 +170,8 @@ def train(
     base = load_encoder(base_encoder)
     base_sha256 = encoder_fingerprint(base_encoder)  # the weights themselves, not the folder's name
     passages, starts = passage_layout([d.title for d in docs], [d.text for d in docs], PassageSpec())
-    stem = f"base-passages-{sha256_file(corpus)[:12]}-{base_sha256[:12]}"
-    cache, token_cache = work / f"{stem}.npy", work / f"{stem}-tokens"
-    reusable = _reusable_vectors(base_index, corpus, base_sha256) if base_index else None
+    cache, token_cache = base_passage_cache(work, sha256_file(corpus), base_sha256)
+    reusable = reusable_passages(base_index, corpus, base_sha256) if base_index else None
     if cache.is_file() and TokenStore.present(token_cache):
         passage_vectors, passage_tokens = np.load(cache), TokenStore.load(token_cache)
     elif reusable is not None:
@@ -550,16 +549,3 @@ def _stable_hash(text: str) -> int:
     return int(hashlib.sha1(text.encode()).hexdigest()[:8], 16)
 
 
-def _reusable_vectors(index_dir: Path, corpus: Path, encoder_sha256: str) -> tuple[np.ndarray, TokenStore] | None:
-    """Passage vectors and document tokens of an existing index built from the same corpus, encoder and passage
-    spec (with artifacts whose ranker reads the tokens), if any."""
-    from citator.retrieve.manifest import read_manifest
-
-    manifest = read_manifest(index_dir)
-    spec = PassageSpec()
-    same = (manifest.corpus_sha256 == sha256_file(corpus) and manifest.encoder_sha256 == encoder_sha256
-            and (manifest.config.passage_words, manifest.config.passage_overlap) == (spec.words, spec.overlap))
-    data = index_dir / manifest.data_dir
-    if not same or not TokenStore.present(data):
-        return None
-    return np.load(manifest.path(index_dir, "dense.npy")).astype(np.float32), TokenStore.load(data)

@@ -21,12 +21,12 @@ from citator.data import read_corpus, write_json_atomic
 from citator.data.hashing import sha256_file
 from citator.errors import IndexDirError
 from citator.data.records import Document
-from citator.retrieve.artifacts import Artifacts
+from citator.retrieve.artifacts import Artifacts, base_passage_cache
 from citator.retrieve.config import BASE_SIGNALS, RetrievalConfig
 from citator.retrieve.dense import DenseIndex
 from citator.retrieve.late_interaction import TokenStore, reads_late_interaction
 from citator.retrieve.lexical import LexicalIndex
-from citator.retrieve.manifest import MANIFEST, Manifest
+from citator.retrieve.manifest import MANIFEST, Manifest, read_manifest
 from citator.retrieve.passages import PassageSpec, passage_layout
 
 
@@ -66,6 +66,8 @@ def build_index(
     missing = [s for s, w in config.weights.items() if w and s not in BASE_SIGNALS and artifacts is None]
     if missing:
         raise IndexDirError(f"config weights use {missing}, which need trained artifacts (--artifacts)")
+    if artifacts is not None and passage_vectors is None:
+        passage_vectors, passage_tokens = _training_passages(artifacts, corpus_path, encoder_sha256, config)
     index_dir = index_dir.absolute()
     index_dir.mkdir(parents=True, exist_ok=True)
     # One build at a time per index dir: a second would delete the first one's folder when it finishes.
@@ -79,6 +81,20 @@ def build_index(
                              passage_vectors, passage_tokens, encoder_sha256)
     finally:
         lock.close()
+
+
+def _training_passages(artifacts: Artifacts, corpus_path: Path, encoder_sha256: str, config: RetrievalConfig,
+                       ) -> tuple[np.ndarray | None, TokenStore | None]:
+    """The base passage vectors and document tokens that `citator train` computed for this very corpus and encoder
+    and left in the artifacts' work folder (a copy of the artifacts without it has none): the same numbers a build
+    would compute, so it need not encode the corpus again. (None, None) when absent or of another passage spec."""
+    if (config.passage_words, config.passage_overlap) != (PassageSpec().words, PassageSpec().overlap):
+        return None, None
+    vectors, tokens = base_passage_cache(artifacts.work_dir, sha256_file(corpus_path), encoder_sha256)
+    if not vectors.is_file() or not TokenStore.present(tokens):
+        return None, None
+    print(f"base passages: reused from {vectors.parent} (citator train's, for this corpus and encoder)", file=sys.stderr)
+    return np.load(vectors), TokenStore.load(tokens)
 
 
 def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, encoder_path: Path, encoder,  # type: ignore[no-untyped-def]
@@ -168,3 +184,17 @@ def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], p
     learned = apply_deltas(data_dir / "memory", ids, titles, base_document_vectors(passage_vectors, starts))
     if learned is not None:
         np.save(data_dir / "doc_embedding.npy", learned)
+
+
+def reusable_passages(index_dir: Path, corpus: Path, encoder_sha256: str) -> tuple[np.ndarray, TokenStore] | None:
+    """The base passage vectors and document tokens of an existing index built from the same corpus, encoder and
+    passage spec (with artifacts whose ranker reads the tokens), if any: what `build_index` takes as
+    `passage_vectors`/`passage_tokens`, since they do not depend on the artifacts."""
+    manifest = read_manifest(index_dir)
+    spec = PassageSpec()
+    same = (manifest.corpus_sha256 == sha256_file(corpus) and manifest.encoder_sha256 == encoder_sha256
+            and (manifest.config.passage_words, manifest.config.passage_overlap) == (spec.words, spec.overlap))
+    data = index_dir / manifest.data_dir
+    if not same or not TokenStore.present(data):
+        return None
+    return np.load(manifest.path(index_dir, "dense.npy")).astype(np.float32), TokenStore.load(data)
