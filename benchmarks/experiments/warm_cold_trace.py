@@ -1,6 +1,6 @@
 """Where a warm (torch) and a cold (numpy) search part ways, query by query: not a shipped part.
 
-The server encodes queries with torch, a cold run.sh with citator.models.numpy_bert; the two agree to about 1e-7
+The server encodes queries with torch, a cold run.sh with citator.models.numpy_bert; the two agree to about 2e-7
 per component, and late interaction is exact integer arithmetic either way. A query whose answers still differ
 got there through one of: the query vector (which moves every learned signal), the interpolation's candidate set
 (a document crossing the 100th place), a ranker feature crossing one of LightGBM's split thresholds, or the

@@ -217,6 +217,17 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
         assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(tmp_path / "index-copy"),
                      "--artifacts", str(copied), "--no-serve"]) == 0
     assert encoded
+    # A damaged cache (a copy cut short) is not fatal either: the build warns and encodes.
+    damaged = tmp_path / "artifacts-damaged"
+    shutil.copytree(art, damaged, ignore=shutil.ignore_patterns("folds"))
+    cached = next((damaged / "work").glob("base-passages-*.npy"))
+    cached.write_bytes(cached.read_bytes()[:100])
+    encoded.clear()
+    with monkeypatch.context() as patch:
+        patch.setattr(TokenStore, "encode", counting(TokenStore.encode, encoded))
+        assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(tmp_path / "index-damaged"),
+                     "--artifacts", str(damaged), "--no-serve"]) == 0
+    assert encoded
     assert np.array_equal(np.load(read_manifest(index).path(index, "dense.npy")),
                           np.load(read_manifest(tmp_path / "index-copy").path(tmp_path / "index-copy", "dense.npy")))
     assert read_manifest(index).artifacts_path == str(art.absolute())
@@ -299,7 +310,8 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     assert reusable_passages(index, other_corpus, base_sha256) is None
     with monkeypatch.context() as patch:
         patch.setattr(TokenStore, "encode", crash_if_called)
-        build(small_stance_set["corpus"], tmp_path / "index-reused", artifacts=read_artifacts(art), serve=False,
+        # The copy without work/: nothing but the passages handed over can spare the encoding.
+        build(small_stance_set["corpus"], tmp_path / "index-reused", artifacts=read_artifacts(copied), serve=False,
               passage_vectors=reused[0], passage_tokens=reused[1])
     again = StanceSearcher(tmp_path / "index-reused").search(all_queries, 10)
     assert [r.doc_ids for r in again] == [r.doc_ids for r in results]

@@ -93,8 +93,13 @@ def _training_passages(artifacts: Artifacts, corpus_path: Path, encoder_sha256: 
     vectors, tokens = base_passage_cache(artifacts.work_dir, sha256_file(corpus_path), encoder_sha256)
     if not vectors.is_file() or not TokenStore.present(tokens):
         return None, None
+    try:
+        found = np.load(vectors), TokenStore.load(tokens)
+    except (OSError, ValueError, EOFError) as exc:  # a damaged copy (cut short, say): encode instead
+        print(f"warning: base passages in {vectors.parent} unreadable ({exc}); encoding the corpus", file=sys.stderr)
+        return None, None
     print(f"base passages: reused from {vectors.parent} (citator train's, for this corpus and encoder)", file=sys.stderr)
-    return np.load(vectors), TokenStore.load(tokens)
+    return found
 
 
 def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, encoder_path: Path, encoder,  # type: ignore[no-untyped-def]
