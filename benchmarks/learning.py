@@ -98,7 +98,10 @@ def systems(searcher, queries) -> dict[str, np.ndarray]:  # type: ignore[no-unty
 
 
 def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> dict:  # type: ignore[type-arg]
+    from citator.data.hashing import sha256_file
+    from citator.models.encoder import default_encoder_path, encoder_fingerprint
     from citator.retrieve.fusion import top_k
+    from citator.retrieve.index_dir import reusable_passages, training_passage_files
     from citator.retrieve.searcher import StanceSearcher
 
     folder = DATA / name
@@ -122,24 +125,15 @@ def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> di
     out["chosen_fusion"] = manifest["fusion"]
 
     index = WORK / "learning" / name / "index"
+    encoder_sha256 = encoder_fingerprint(default_encoder_path())
     reused = None
     if reuse_passages and (index / "manifest.json").is_file():
-        from citator.models.encoder import default_encoder_path, encoder_fingerprint
-        from citator.retrieve.index_dir import reusable_passages
-
-        reused = reusable_passages(index, folder / "corpus.jsonl", encoder_fingerprint(default_encoder_path()))
+        reused = reusable_passages(index, folder / "corpus.jsonl", encoder_sha256)
     if reused is None:
         # A build takes the base passages `citator train` left in artifacts/work when they are there (the evaluator's
         # build after `make artifacts`); a copy of the artifacts without work/ encodes the corpus.
-        from citator.data.hashing import sha256_file
-        from citator.models.encoder import default_encoder_path, encoder_fingerprint
-        from citator.retrieve.artifacts import base_passage_cache
-
-        vectors, tokens = base_passage_cache(artifacts / "work", sha256_file(folder / "corpus.jsonl"),
-                                             encoder_fingerprint(default_encoder_path()))
-        from citator.retrieve.late_interaction import TokenStore
-
-        out["build_reused_passages"] = "training" if vectors.is_file() and TokenStore.present(tokens) else False
+        cached = training_passage_files(artifacts / "work", sha256_file(folder / "corpus.jsonl"), encoder_sha256)
+        out["build_reused_passages"] = "training" if cached is not None else False
         out["build_seconds"] = citator("build", "--corpus", str(folder / "corpus.jsonl"), "--index-dir", str(index),
                                        "--artifacts", str(artifacts))
     else:

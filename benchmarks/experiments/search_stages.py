@@ -12,13 +12,13 @@ the whole fusion (maxsim included), and the whole search. Then float32 GEMM thro
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 
+from citator.data import read_queries
 from citator.data.records import Query
 from citator.retrieve import ranker as ranker_module
 from citator.retrieve.late_interaction import maxsim
@@ -64,8 +64,7 @@ def main() -> None:
     args = ap.parse_args()
     work = WORK / args.dataset
     searcher = StanceSearcher(work / "index")
-    rows = [json.loads(line) for line in (work / "queries311.jsonl").open(encoding="utf-8")]
-    queries = [Query(q["query_id"], q["text"], q.get("stance", "all")) for q in rows]
+    queries = read_queries(work / "queries311.jsonl")
     searcher.search([Query("warm-up", "warm up", "all")], 1)
     names = searcher.needed_signals()
     encode, encoded = timed(lambda: searcher.encode(queries), args.repeats)

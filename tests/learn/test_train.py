@@ -205,29 +205,25 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     # nothing. A copy of the artifacts without work/ builds as well, encoding the corpus itself.
     from citator.retrieve.late_interaction import TokenStore
 
-    with monkeypatch.context() as patch:
-        patch.setattr(TokenStore, "encode", crash_if_called)
-        assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(index),
-                     "--artifacts", str(art), "--no-serve"]) == 0
+    def encodings_in_build(artifacts: Path, index_dir: Path) -> int:
+        """How often a `citator build` with these artifacts encoded the corpus's passages."""
+        calls: list[int] = []
+        with monkeypatch.context() as patch:
+            patch.setattr(TokenStore, "encode", counting(TokenStore.encode, calls))
+            assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(index_dir),
+                         "--artifacts", str(artifacts), "--no-serve"]) == 0
+        return len(calls)
+
+    assert encodings_in_build(art, index) == 0
     copied = tmp_path / "artifacts-copy"
     shutil.copytree(art, copied, ignore=shutil.ignore_patterns("work"))
-    encoded = []
-    with monkeypatch.context() as patch:
-        patch.setattr(TokenStore, "encode", counting(TokenStore.encode, encoded))
-        assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(tmp_path / "index-copy"),
-                     "--artifacts", str(copied), "--no-serve"]) == 0
-    assert encoded
+    assert encodings_in_build(copied, tmp_path / "index-copy")
     # A damaged cache (a copy cut short) is not fatal either: the build warns and encodes.
     damaged = tmp_path / "artifacts-damaged"
     shutil.copytree(art, damaged, ignore=shutil.ignore_patterns("folds"))
     cached = next((damaged / "work").glob("base-passages-*.npy"))
     cached.write_bytes(cached.read_bytes()[:100])
-    encoded.clear()
-    with monkeypatch.context() as patch:
-        patch.setattr(TokenStore, "encode", counting(TokenStore.encode, encoded))
-        assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(tmp_path / "index-damaged"),
-                     "--artifacts", str(damaged), "--no-serve"]) == 0
-    assert encoded
+    assert encodings_in_build(damaged, tmp_path / "index-damaged")
     assert np.array_equal(np.load(read_manifest(index).path(index, "dense.npy")),
                           np.load(read_manifest(tmp_path / "index-copy").path(tmp_path / "index-copy", "dense.npy")))
     assert read_manifest(index).artifacts_path == str(art.absolute())

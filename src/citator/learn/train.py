@@ -35,7 +35,7 @@ from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.doc_embedding import base_document_vectors, save_deltas
 from citator.retrieve.fusion import interpolate, top_k
 from citator.data.hashing import sha256_file, sha256_text
-from citator.retrieve.index_dir import build_index, reusable_passages
+from citator.retrieve.index_dir import build_index, reusable_passages, training_passage_files
 from citator.retrieve.memory import MemoryEntry, PropositionMemory
 from citator.retrieve.passages import PassageSpec, passage_layout
 from citator.retrieve.late_interaction import TokenStore
@@ -170,9 +170,12 @@ def train(
     base = load_encoder(base_encoder)
     base_sha256 = encoder_fingerprint(base_encoder)  # the weights themselves, not the folder's name
     passages, starts = passage_layout([d.title for d in docs], [d.text for d in docs], PassageSpec())
-    cache, token_cache = base_passage_cache(work, sha256_file(corpus), base_sha256)
-    reusable = reusable_passages(base_index, corpus, base_sha256) if base_index else None
-    if cache.is_file() and TokenStore.present(token_cache):
+    corpus_sha256 = sha256_file(corpus)
+    cache, token_cache = base_passage_cache(work, corpus_sha256, base_sha256)
+    # A base index is read only when this work folder has no cache of its own (it would be read for nothing).
+    cached = training_passage_files(work, corpus_sha256, base_sha256)
+    reusable = reusable_passages(base_index, corpus, base_sha256) if base_index and cached is None else None
+    if cached is not None:
         passage_vectors, passage_tokens = np.load(cache), TokenStore.load(token_cache)
     elif reusable is not None:
         passage_vectors, passage_tokens = reusable

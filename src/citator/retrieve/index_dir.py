@@ -83,16 +83,31 @@ def build_index(
         lock.close()
 
 
+def _default_passages(config: RetrievalConfig) -> bool:
+    """Whether a config cuts passages as `citator train` does (PassageSpec's defaults): only then are base passages
+    computed elsewhere this index's."""
+    spec = PassageSpec()
+    return (config.passage_words, config.passage_overlap) == (spec.words, spec.overlap)
+
+
+def training_passage_files(work: Path, corpus_sha256: str, encoder_sha256: str) -> tuple[Path, Path] | None:
+    """The files of base passages `citator train` cached in its work folder for this corpus and encoder
+    (vectors .npy, tokens folder), if both are there."""
+    vectors, tokens = base_passage_cache(work, corpus_sha256, encoder_sha256)
+    return (vectors, tokens) if vectors.is_file() and TokenStore.present(tokens) else None
+
+
 def _training_passages(artifacts: Artifacts, corpus_path: Path, encoder_sha256: str, config: RetrievalConfig,
                        ) -> tuple[np.ndarray | None, TokenStore | None]:
     """The base passage vectors and document tokens that `citator train` computed for this very corpus and encoder
     and left in the artifacts' work folder (a copy of the artifacts without it has none): the same numbers a build
     would compute, so it need not encode the corpus again. (None, None) when absent or of another passage spec."""
-    if (config.passage_words, config.passage_overlap) != (PassageSpec().words, PassageSpec().overlap):
+    if not _default_passages(config):
         return None, None
-    vectors, tokens = base_passage_cache(artifacts.work_dir, sha256_file(corpus_path), encoder_sha256)
-    if not vectors.is_file() or not TokenStore.present(tokens):
+    files = training_passage_files(artifacts.work_dir, sha256_file(corpus_path), encoder_sha256)
+    if files is None:
         return None, None
+    vectors, tokens = files
     try:
         found = np.load(vectors), TokenStore.load(tokens)
     except (OSError, ValueError, EOFError) as exc:  # a damaged copy (cut short, say): encode instead
@@ -196,9 +211,8 @@ def reusable_passages(index_dir: Path, corpus: Path, encoder_sha256: str) -> tup
     passage spec (with artifacts whose ranker reads the tokens), if any: what `build_index` takes as
     `passage_vectors`/`passage_tokens`, since they do not depend on the artifacts."""
     manifest = read_manifest(index_dir)
-    spec = PassageSpec()
     same = (manifest.corpus_sha256 == sha256_file(corpus) and manifest.encoder_sha256 == encoder_sha256
-            and (manifest.config.passage_words, manifest.config.passage_overlap) == (spec.words, spec.overlap))
+            and _default_passages(manifest.config))
     data = index_dir / manifest.data_dir
     if not same or not TokenStore.present(data):
         return None
