@@ -468,6 +468,52 @@ def test_a_changed_base_encoder_is_not_taken_for_the_old_one(small_stance_set: d
     build_index(small_stance_set["corpus"], tmp_path / "index", model, artifacts=read_artifacts(art), progress=False)
 
 
+@pytest.mark.slow
+def test_base_passages_are_reused_only_under_the_same_rules_and_a_base_index_leaves_them_cached(
+        small_stance_set: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from citator.data.hashing import sha256_file
+    from citator.learn.train import train
+    from citator.models.encoder import default_encoder_path, encoder_fingerprint
+    from citator.retrieve import index_dir as index_dir_module
+    from citator.retrieve.artifacts import read_artifacts
+    from citator.retrieve.index_dir import build_index, reusable_passages, training_passage_files
+    from citator.retrieve.late_interaction import TokenStore
+
+    queries = write_resplit(small_stance_set, tmp_path,
+                            lambda i, r, props: "train" if props.index(r["proposition_id"]) % 2 else "dev")
+    corpus, base_sha256 = small_stance_set["corpus"], encoder_fingerprint(default_encoder_path())
+    first = tmp_path / "first"
+    train(corpus, [(queries, small_stance_set["gt"])], [], first, finetune=FinetuneConfig(epochs=1), progress=False)
+    index = tmp_path / "index"
+    with monkeypatch.context() as patch:
+        patch.setattr(TokenStore, "encode", crash_if_called)
+        build_index(corpus, index, artifacts=read_artifacts(first), progress=False)
+        # Training from that index encodes nothing, and caches what it took: building with its artifacts needn't.
+        second = tmp_path / "second"
+        train(corpus, [(queries, small_stance_set["gt"])], [], second, finetune=FinetuneConfig(epochs=1),
+              progress=False, base_index=index)
+        build_index(corpus, tmp_path / "index2", artifacts=read_artifacts(second), progress=False)
+    assert training_passage_files(second / "work", sha256_file(corpus), base_sha256) is not None
+    assert reusable_passages(index, corpus, base_sha256) is not None
+
+    # Passages made under other rules (another citator version, token filter or PASSAGE_RULES_VERSION) are not
+    # found, in a work folder or in an index: a build encodes the corpus again.
+    with monkeypatch.context() as patch:
+        patch.setattr(index_dir_module, "PASSAGE_RULES_VERSION", index_dir_module.PASSAGE_RULES_VERSION + 1)
+        assert training_passage_files(second / "work", sha256_file(corpus), base_sha256) is None
+        assert reusable_passages(index, corpus, base_sha256) is None
+        calls: list[int] = []
+        patch.setattr(TokenStore, "encode", counting(TokenStore.encode, calls))
+        build_index(corpus, tmp_path / "index3", artifacts=read_artifacts(second), progress=False)
+        assert calls
+    # An index built before manifests recorded the rules is not reused either.
+    manifest_path = index / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["passage_rules"]
+    manifest_path.write_text(json.dumps(manifest))
+    assert reusable_passages(index, corpus, base_sha256) is None
+
+
 def test_finetune_settings_out_of_range_are_refused_before_any_work(small_stance_set: dict[str, Path],
                                                                      tmp_path: Path) -> None:
     from citator.cli.main import main

@@ -30,12 +30,13 @@ from citator.learn.pairs import QUERY_PREFIXES, query_examples
 from citator.learn.ranker_fit import fit_lambdamart, fit_linear_ranker
 from citator.models.encoder import TokenStates
 from citator.retrieve import contrast
-from citator.retrieve.artifacts import FORMAT, base_passage_cache, read_artifacts
+from citator.retrieve.artifacts import FORMAT, read_artifacts
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.doc_embedding import base_document_vectors, save_deltas
 from citator.retrieve.fusion import interpolate, top_k
 from citator.data.hashing import sha256_file, sha256_text
-from citator.retrieve.index_dir import build_index, reusable_passages, training_passage_files
+from citator.retrieve.index_dir import (base_passage_cache, build_index, reusable_passages,
+                                        training_passage_files)
 from citator.retrieve.memory import MemoryEntry, PropositionMemory
 from citator.retrieve.passages import PassageSpec, passage_layout
 from citator.retrieve.late_interaction import TokenStore
@@ -177,10 +178,10 @@ def train(
     reusable = reusable_passages(base_index, corpus, base_sha256) if base_index and cached is None else None
     if cached is not None:
         passage_vectors, passage_tokens = np.load(cache), TokenStore.load(token_cache)
-    elif reusable is not None:
-        passage_vectors, passage_tokens = reusable
     else:
-        passage_vectors, passage_tokens = TokenStore.encode(base, passages, starts, progress)
+        # Cached even when taken from a base index, so that building with these artifacts need not encode either.
+        passage_vectors, passage_tokens = (reusable if reusable is not None
+                                           else TokenStore.encode(base, passages, starts, progress))
         save_npy_atomic(cache, passage_vectors)
         token_cache.mkdir(exist_ok=True)
         passage_tokens.save(token_cache)

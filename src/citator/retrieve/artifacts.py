@@ -40,14 +40,6 @@ class Artifacts:
         return path if path.is_file() else None
 
 
-def base_passage_cache(work: Path, corpus_sha256: str, encoder_sha256: str) -> tuple[Path, Path]:
-    """Where `citator train` keeps the base encoder's passage vectors and document tokens of one corpus in its work
-    folder (default passage spec): (vectors .npy, tokens folder). A build with these artifacts reads them from there
-    instead of encoding the same corpus again."""
-    stem = f"base-passages-{corpus_sha256[:12]}-{encoder_sha256[:12]}"
-    return work / f"{stem}.npy", work / f"{stem}-tokens"
-
-
 def read_artifacts(root: str | Path, allow_incomplete: bool = False) -> Artifacts:
     """Read and check an artifacts directory; one that training has not finished is refused."""
     root = Path(root).absolute()

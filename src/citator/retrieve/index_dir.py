@@ -18,16 +18,21 @@ import numpy as np
 
 import citator
 from citator.data import read_corpus, write_json_atomic
-from citator.data.hashing import sha256_file
+from citator.data.hashing import sha256_file, sha256_text
 from citator.errors import IndexDirError
 from citator.data.records import Document
-from citator.retrieve.artifacts import Artifacts, base_passage_cache
+from citator.retrieve.artifacts import Artifacts
 from citator.retrieve.config import BASE_SIGNALS, RetrievalConfig
 from citator.retrieve.dense import DenseIndex
 from citator.retrieve.late_interaction import TokenStore, reads_late_interaction
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.manifest import MANIFEST, Manifest, read_manifest
+from citator.models.encoder import STOPWORDS
 from citator.retrieve.passages import PassageSpec, passage_layout
+
+# Bump when the code that turns a corpus into base passages changes (layout, the content-token filter, the token
+# store's quantisation or first-occurrence rule): passages cached or indexed under another value are encoded again.
+PASSAGE_RULES_VERSION = 1
 
 
 def build_index(
@@ -88,6 +93,22 @@ def _default_passages(config: RetrievalConfig) -> bool:
     computed elsewhere this index's."""
     spec = PassageSpec()
     return (config.passage_words, config.passage_overlap) == (spec.words, spec.overlap)
+
+
+def passage_rules() -> str:
+    """A fingerprint of the rules, besides corpus, encoder and passage spec, that decide base passages and document
+    tokens: PASSAGE_RULES_VERSION, the citator version and late interaction's stopwords. Passages made under other
+    rules are never reused."""
+    raw = json.dumps([PASSAGE_RULES_VERSION, citator.__version__, sorted(STOPWORDS)])
+    return sha256_text(raw)[:12]
+
+
+def base_passage_cache(work: Path, corpus_sha256: str, encoder_sha256: str) -> tuple[Path, Path]:
+    """Where `citator train` keeps the base encoder's passage vectors and document tokens of one corpus in its work
+    folder (default passage spec, these rules): (vectors .npy, tokens folder). A build with these artifacts reads them
+    from there instead of encoding the same corpus again."""
+    stem = f"base-passages-{corpus_sha256[:12]}-{encoder_sha256[:12]}-{passage_rules()}"
+    return work / f"{stem}.npy", work / f"{stem}-tokens"
 
 
 def training_passage_files(work: Path, corpus_sha256: str, encoder_sha256: str) -> tuple[Path, Path] | None:
@@ -153,7 +174,7 @@ def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, enco
             citator_version=citator.__version__, built_at=time.time(), data_dir=tmp.name,
             artifacts_path=None if artifacts is None else str(artifacts.root),
             artifacts_sha256=None if artifacts is None else sha256_file(artifacts.root / "manifest.json"),
-            encoder_sha256=encoder_sha256,
+            encoder_sha256=encoder_sha256, passage_rules=passage_rules(),
         )
         os.chmod(tmp, 0o755)
         # The manifest goes last and atomically: until it names the new folder, readers see the old build.
@@ -208,11 +229,11 @@ def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], p
 
 def reusable_passages(index_dir: Path, corpus: Path, encoder_sha256: str) -> tuple[np.ndarray, TokenStore] | None:
     """The base passage vectors and document tokens of an existing index built from the same corpus, encoder and
-    passage spec (with artifacts whose ranker reads the tokens), if any: what `build_index` takes as
+    passage spec and rules (with artifacts whose ranker reads the tokens), if any: what `build_index` takes as
     `passage_vectors`/`passage_tokens`, since they do not depend on the artifacts."""
     manifest = read_manifest(index_dir)
     same = (manifest.corpus_sha256 == sha256_file(corpus) and manifest.encoder_sha256 == encoder_sha256
-            and _default_passages(manifest.config))
+            and _default_passages(manifest.config) and manifest.passage_rules == passage_rules())
     data = index_dir / manifest.data_dir
     if not same or not TokenStore.present(data):
         return None

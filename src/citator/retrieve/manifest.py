@@ -33,6 +33,7 @@ class Manifest:
     artifacts_path: str | None = None
     artifacts_sha256: str | None = None
     encoder_sha256: str | None = None  # models.encoder.encoder_fingerprint; None in indexes built before it
+    passage_rules: str | None = None  # index_dir.passage_rules at build time; None in indexes built before it
 
     @property
     def fingerprint(self) -> str:
@@ -43,7 +44,7 @@ class Manifest:
     def to_json(self) -> dict[str, Any]:
         return {
             "format": FORMAT, "complete": True, "corpus_sha256": self.corpus_sha256, "n_docs": self.n_docs,
-            "n_passages": self.n_passages,
+            "n_passages": self.n_passages, "passage_rules": self.passage_rules,
             "encoder": {"path": self.encoder_path, "id": self.encoder_id, "sha256": self.encoder_sha256},
             "config": self.config.to_json(), "citator_version": self.citator_version, "built_at": self.built_at,
             "data_dir": self.data_dir, "artifacts": None if self.artifacts_path is None else {
@@ -73,6 +74,7 @@ def read_manifest(index_dir: Path) -> Manifest:
             artifacts_path=(obj.get("artifacts") or {}).get("path"),
             artifacts_sha256=(obj.get("artifacts") or {}).get("manifest_sha256"),
             encoder_sha256=obj["encoder"].get("sha256"),
+            passage_rules=obj.get("passage_rules"),
         )
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise IndexDirError(f"{path}: corrupt manifest ({type(exc).__name__}: {exc}); rebuild with build.sh") from None
