@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import signal
@@ -60,8 +61,13 @@ def serve(index_dir: str | Path) -> None:
             lexical.use_numba()
     # A warm-up query pays one-off costs (first encoder call, numba JIT) before anyone waits on them.
     searcher.search([Query("warm-up", "warm up", "all")], 1)
+    # What is loaded now lives as long as the server: frozen, it is left out of every later garbage collection.
+    # Otherwise a full collection walks it (CaseFacts: 0.3 s over ~400k objects) during about one search in six.
+    gc.collect()
+    gc.freeze()
     write_text_atomic(directory / PID_NAME, f"{os.getpid()}\n")
-    write_json_atomic(ready, {"pid": os.getpid(), "fingerprint": fingerprint, "socket": "search.sock"})
+    write_json_atomic(ready, {"pid": os.getpid(), "fingerprint": fingerprint, "socket": "search.sock",
+                              "frozen_objects": gc.get_freeze_count()})
 
     def stop(*_: object) -> None:
         raise KeyboardInterrupt
