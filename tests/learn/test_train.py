@@ -514,6 +514,52 @@ def test_base_passages_are_reused_only_under_the_same_rules_and_a_base_index_lea
     assert reusable_passages(index, corpus, base_sha256) is None
 
 
+@pytest.mark.slow
+def test_encoders_fine_tuned_side_by_side_are_the_ones_a_single_thread_would_train(
+        small_stance_set: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    import torch
+    from safetensors.numpy import load_file
+
+    from citator.cli.main import main
+    from citator.learn import train as train_module
+
+    queries = write_resplit(small_stance_set, tmp_path,
+                            lambda i, r, props: "train" if props.index(r["proposition_id"]) % 2 else "dev")
+    args = (small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [])
+    # The fixture is far below the steps that make side by side pay; by default it would run in-process.
+    monkeypatch.setattr(train_module, "SIDE_BY_SIDE_MIN_STEPS", 0)
+    side = train_module.train(*args, tmp_path / "side", finetune=FinetuneConfig(epochs=1), progress=False)
+    # On two cores or more the full encoder and both folds' are fine-tuned in the lanes; none counts as reused.
+    assert side["timings"]["finetuned_side_by_side"] == (3 if len(os.sched_getaffinity(0)) >= 2 else 0)
+    assert side["timings"]["reused_encoders"] == 0
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        with monkeypatch.context() as patch:  # with --no-side-by-side nothing may go to other processes
+            patch.setattr(train_module, "run_in_lanes", crash_if_called)
+            assert main(["train", "--corpus", str(small_stance_set["corpus"]), "--queries", str(queries),
+                         "--ground-truth", str(small_stance_set["gt"]), "--out", str(tmp_path / "alone"),
+                         "--epochs", "1", "--no-side-by-side"]) == 0
+    finally:
+        torch.set_num_threads(threads)
+    alone = json.loads((tmp_path / "alone" / "manifest.json").read_text())
+    assert alone["timings"]["finetuned_side_by_side"] == 0
+    encoders = ["encoder", "work/folds/fold-0/encoder", "work/folds/fold-1/encoder"]
+    for name in encoders:
+        a, b = (load_file(tmp_path / run / name / "model.safetensors") for run in ("side", "alone"))
+        assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a), name
+    assert side["dev_ndcg@10"] == alone["dev_ndcg@10"]
+    # A rerun finds all three finished: nothing is fine-tuned, side by side or not.
+    with monkeypatch.context() as patch:
+        patch.setattr(train_module, "run_in_lanes", crash_if_called)
+        patch.setattr(train_module, "finetune_query_encoder", crash_if_called)
+        again = train_module.train(*args, tmp_path / "side", finetune=FinetuneConfig(epochs=1), progress=False,
+                                   side_by_side=True)
+    assert again["timings"]["reused_encoders"] == 3 and again["timings"]["finetuned_side_by_side"] == 0
+
+
 def test_finetune_settings_out_of_range_are_refused_before_any_work(small_stance_set: dict[str, Path],
                                                                      tmp_path: Path) -> None:
     from citator.cli.main import main

@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="folds (by proposition) for the ranker's out-of-fold training features (default 2)")
     p.add_argument("--memory-train-only", action="store_true",
                    help="keep dev's propositions out of the shipped memory (by default they join it after selection)")
+    p.add_argument("--no-side-by-side", action="store_true",
+                   help="fine-tune the encoders one after another in this process (by default, on a CPU with two "
+                        "cores or more, two single-thread processes fine-tune them side by side)")
     p.set_defaults(func=run_train)
 
 
@@ -38,7 +41,8 @@ def run_train(args: argparse.Namespace) -> int:
     config = FinetuneConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate)
     manifest = train(args.corpus, list(zip(args.queries, args.ground_truth)),
                      list(zip(args.dev_queries, args.dev_ground_truth)), args.out, args.model, config,
-                     base_index=args.base_index, memory_with_dev=not args.memory_train_only, folds=args.folds)
+                     base_index=args.base_index, memory_with_dev=not args.memory_train_only, folds=args.folds,
+                     side_by_side=False if args.no_side_by_side else None)
     print(json.dumps({"fusion": manifest["fusion"], "dev_ndcg@10": manifest["dev_ndcg@10"],
                       "timings": manifest["timings"]}, indent=2), file=sys.stderr)
     return 0

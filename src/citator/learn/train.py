@@ -7,12 +7,13 @@ propositions' text and document ids, fusion weights) goes into the artifacts dir
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from functools import cached_property
+from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property, partial
 from itertools import product
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from citator.evaluate import evaluate
 from citator.evaluate.stance_discrimination import paired_queries, stance_discrimination
 from citator.learn.doc_embedding import fit_document_deltas
 from citator.learn.finetune import FinetuneConfig, QueryExample, finetune_query_encoder
+from citator.learn.lanes import run_in_lanes
 from citator.learn.pairs import QUERY_PREFIXES, query_examples
 from citator.learn.ranker_fit import fit_lambdamart, fit_linear_ranker
 from citator.models.encoder import TokenStates
@@ -138,12 +140,14 @@ def tune_weights(signals: dict[str, np.ndarray], qrels: Qrels, queries: Sequence
 def train(
     corpus: Path, train_sets: Sequence[tuple[Path, Path]], dev_sets: Sequence[tuple[Path, Path]], out: Path,
     base_encoder: Path | None = None, finetune: FinetuneConfig = FinetuneConfig(), progress: bool = True,
-    base_index: Path | None = None, memory_with_dev: bool = True, folds: int = 2,
+    base_index: Path | None = None, memory_with_dev: bool = True, folds: int = 2, side_by_side: bool | None = None,
 ) -> dict[str, Any]:
     """Learn every artifact from `train_sets` (split train), select on `dev_sets` (or their split dev).
 
     `memory_with_dev`: once selection is over, the shipped memory also holds dev's propositions (see below).
     `folds`: how many parts (by proposition) train is cut into for the ranker's out-of-fold features.
+    `side_by_side`: fine-tune the full and the fold encoders in two single-thread processes at once (None: when on a
+    CPU with two cores or more and there are at least SIDE_BY_SIDE_MIN_STEPS steps to run; see _side_by_side).
     """
     from citator.models.encoder import default_encoder_path, encoder_fingerprint, load_encoder
     from citator.retrieve.searcher import EncodedQueries, StanceSearcher
@@ -193,10 +197,18 @@ def train(
     # 2-3. The fine-tuned query encoder, the proposition memory and the learned document vectors, from all of train.
     t = time.monotonic()
     _mark_incomplete(out / "manifest.json")  # the first write to a shipped part follows
+    lambdamart_folds = len(set(proposition_folds(train_q, folds).tolist())) >= 2
+    # The fold encoders out_of_fold_features will want (a fold holding no query's has none).
+    fold_jobs = [(q, d) for q, d in fold_training_sets(train_q, work / "folds", folds) if len(q) < len(train_q)]
+    jobs = [(list(train_q), out / "encoder")] + (fold_jobs if lambdamart_folds else [])
+    timings["finetuned_side_by_side"] = _side_by_side(fitting, jobs, train_qrels, side_by_side)
+    side_seconds = time.monotonic() - t
     parts = fitting.fit(train_q, train_qrels, out / "encoder")
     parts.memory.save(out / "memory")
     save_deltas(out / "memory", doc_ids, [d.title for d in docs], parts.deltas)
     timings.update({f"{k}_seconds": v for k, v in parts.seconds.items()})
+    # Side by side, the fold encoders' fine-tuning is counted here too, and out_of_fold_seconds leaves it out.
+    timings["finetune_seconds"] += side_seconds
     # Timings of a resumed run leave out the encoders an earlier run trained: say how many were reused.
     timings["reused_encoders"] = int(parts.reused_encoder)
     entries, examples = parts.memory.entries, parts.examples
@@ -240,7 +252,7 @@ def train(
     choices: list[tuple[str, float, Any]] = [("interpolate", tuned, None)] + ([("learned", cv, linear)] if cv is not None
                                                                               else [])
     manifest["folds"] = folds
-    if len(set(proposition_folds(train_q, folds).tolist())) < 2:
+    if not lambdamart_folds:
         manifest["lambdamart_skipped"] = "train's propositions all fall in one fold"
     else:
         t = time.monotonic()
@@ -322,32 +334,48 @@ class _Fitting:
     finetune: FinetuneConfig
     progress: bool
     base_sha256: str  # models.encoder.encoder_fingerprint of base_encoder
+    trained_here: set[Path] = field(default_factory=set)  # encoder dirs fine-tuned side by side by this run
 
     @cached_property
     def base_document_vectors(self) -> np.ndarray:
         """Each document's normalised mean base passage vector (what learned document vectors start from)."""
         return base_document_vectors(self.passage_vectors, self.starts)
 
-    def fit(self, queries: Sequence[Query], qrels: Qrels, encoder_dir: Path) -> Parts:
-        from citator.models.encoder import load_encoder
+    def examples(self, queries: Sequence[Query], qrels: Qrels) -> list[QueryExample]:
+        return query_examples(queries, qrels, [d.doc_id for d in self.docs])
 
-        doc_ids = [d.doc_id for d in self.docs]
-        seconds: dict[str, float] = {}
-        t = time.monotonic()
-        examples = query_examples(queries, qrels, doc_ids)
-        # An encoder that an earlier run finished from the very same inputs and settings is reused (resume).
+    def finished_encoder(self, examples: Sequence[QueryExample], encoder_dir: Path
+                         ) -> tuple[dict[str, Any], dict[str, float] | None]:
+        """The stamp an encoder fine-tuned on `examples` carries, and the stats of one that an earlier run finished
+        in encoder_dir from the very same inputs and settings (else None)."""
         stamp = {"base_encoder_id": self.base_id, "base_encoder_sha256": self.base_sha256,
                  "finetune": asdict(self.finetune), "query_prefixes": QUERY_PREFIXES,
                  "corpus_sha256": sha256_file(self.corpus), "examples_sha256": _examples_hash(examples)}
-        stats = _finished_encoder(encoder_dir, stamp)
-        reused = stats is not None
+        return stamp, _finished_encoder(encoder_dir, stamp)
+
+    def train_encoder(self, examples: Sequence[QueryExample], encoder_dir: Path) -> dict[str, float]:
+        """Fine-tune the query encoder on `examples` into encoder_dir (replacing what is there) and stamp it."""
+        stamp, _ = self.finished_encoder(examples, encoder_dir)
+        if encoder_dir.exists():
+            shutil.rmtree(encoder_dir)
+        stats = finetune_query_encoder(self.base_encoder, examples, self.passage_vectors, self.starts, encoder_dir,
+                                       self.finetune, self.progress, query_prefixes=QUERY_PREFIXES)
+        write_json_atomic(encoder_dir / FINETUNE_STAMP, {**stamp, "stats": stats})
+        return stats
+
+    def fit(self, queries: Sequence[Query], qrels: Qrels, encoder_dir: Path) -> Parts:
+        from citator.models.encoder import load_encoder
+
+        seconds: dict[str, float] = {}
+        t = time.monotonic()
+        examples = self.examples(queries, qrels)
+        # An encoder that an earlier run finished from the very same inputs and settings is reused (resume), as is
+        # one this run fine-tuned side by side with others just before.
+        _, stats = self.finished_encoder(examples, encoder_dir)
+        reused = stats is not None and encoder_dir not in self.trained_here
         if stats is None:
-            if encoder_dir.exists():
-                shutil.rmtree(encoder_dir)
-            stats = finetune_query_encoder(self.base_encoder, examples, self.passage_vectors, self.starts, encoder_dir,
-                                           self.finetune, self.progress, query_prefixes=QUERY_PREFIXES)
-            write_json_atomic(encoder_dir / FINETUNE_STAMP, {**stamp, "stats": stats})
-        elif self.progress:
+            stats = self.train_encoder(examples, encoder_dir)
+        elif reused and self.progress:
             print(f"reusing the fine-tuned encoder in {encoder_dir} (same inputs and settings)", file=sys.stderr)
         seconds["finetune"] = time.monotonic() - t
 
@@ -393,7 +421,8 @@ def out_of_fold_features(
         held = [q for q, k in zip(queries, fold_of) if k == f]
         if not held:
             continue
-        parts = fitting.fit([q for q, k in zip(queries, fold_of) if k != f], qrels, work / f"fold-{f}" / "encoder")
+        training, encoder_dir = fold_training_sets(queries, work, folds)[f]
+        parts = fitting.fit(training, qrels, encoder_dir)
         reused += parts.reused_encoder
         links = parts.memory.link(doc_ids, titles)
         doc_vectors = learned_document_vectors(fitting.base_document_vectors, parts.deltas, np.arange(len(doc_ids)))
@@ -413,6 +442,46 @@ def out_of_fold_features(
         ys.append(_labels(held, qrels, doc_ids, cand))
         cands.append(cand)
     return names, np.concatenate(xs), np.concatenate(ys), np.concatenate(cands), reused
+
+
+def fold_training_sets(queries: Sequence[Query], work: Path, folds: int) -> list[tuple[list[Query], Path]]:
+    """Per fold: the queries its parts are fitted on (all the other folds') and its encoder's folder in `work`."""
+    fold_of = proposition_folds(queries, folds)
+    return [([q for q, k in zip(queries, fold_of) if k != f], work / f"fold-{f}" / "encoder") for f in range(folds)]
+
+
+# Below this many fine-tuning steps in all, starting two processes (torch's import, the model, about 4 s each) would
+# cost more than the overlap saves; CaseFacts' three encoders take 1,128.
+SIDE_BY_SIDE_MIN_STEPS = 100
+
+
+def _side_by_side(fitting: _Fitting, jobs: Sequence[tuple[Sequence[Query], Path]], qrels: Qrels,
+                  wanted: bool | None) -> int:
+    """Fine-tune the jobs' encoders that no earlier run finished in two single-thread processes at once (see
+    learn/lanes.py), when `wanted` (None: on a CPU with two cores or more, for SIDE_BY_SIDE_MIN_STEPS steps or more);
+    fit() then finds them finished. Only the costliest shows progress. Returns how many were fine-tuned so."""
+    import torch
+
+    todo = []
+    for queries, encoder_dir in jobs:
+        examples = fitting.examples(queries, qrels)
+        if examples and fitting.finished_encoder(examples, encoder_dir)[1] is None:
+            todo.append((examples, encoder_dir))
+    steps = [fitting.finetune.epochs * -(-len(e) // fitting.finetune.batch_size) for e, _ in todo]
+    if wanted is None:
+        wanted = (not torch.cuda.is_available() and len(os.sched_getaffinity(0)) >= 2
+                  and sum(steps) >= SIDE_BY_SIDE_MIN_STEPS)
+    if not wanted or len(todo) < 2:
+        return 0
+    costliest = max(range(len(todo)), key=steps.__getitem__)
+    quiet = replace(fitting, progress=False, trained_here=set())
+    lanes = [partial((replace(quiet, progress=fitting.progress) if i == costliest else quiet).train_encoder, e, d)
+             for i, (e, d) in enumerate(todo)]
+    if fitting.progress:
+        print(f"fine-tuning {len(todo)} encoders in two single-thread processes side by side", file=sys.stderr)
+    run_in_lanes(lanes, steps)
+    fitting.trained_here.update(d for _, d in todo)
+    return len(todo)
 
 
 def fold_order(queries: Sequence[Query], folds: int = 2) -> list[Query]:

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import os
+from functools import partial
+
+import pytest
+
+from citator.learn.lanes import balanced_lanes, run_in_lanes
+
+
+def test_balanced_lanes_put_the_costliest_job_alone_and_pair_the_rest() -> None:
+    assert balanced_lanes([2.0, 1.0, 1.0], 2) == [[0], [1, 2]]  # citator train's full encoder and its two folds
+    assert balanced_lanes([1.0, 3.0, 2.0, 2.0], 2) == [[1, 0], [2, 3]]
+    assert balanced_lanes([5.0], 2) == [[0]]
+    assert sorted(i for lane in balanced_lanes([1.0] * 7, 3) for i in lane) == list(range(7))
+
+
+def pid_and_threads(tag: str) -> tuple[str, int, int]:
+    import torch
+
+    return tag, os.getpid(), torch.get_num_threads()
+
+
+def fail(message: str) -> None:
+    raise ValueError(message)
+
+
+def test_jobs_run_in_other_single_thread_processes_and_come_back_in_order() -> None:
+    results = run_in_lanes([partial(pid_and_threads, t) for t in "abc"], [1.0, 2.0, 1.0])
+    assert [r[0] for r in results] == ["a", "b", "c"]
+    pids = {r[1] for r in results}
+    assert os.getpid() not in pids and len(pids) == 2  # b alone in one lane, a then c in the other
+    assert results[0][1] == results[2][1] != results[1][1]
+    assert {r[2] for r in results} == {1}
+
+
+def test_a_failing_job_raises_in_the_caller() -> None:
+    with pytest.raises(ValueError, match="lane broke"):
+        run_in_lanes([partial(pid_and_threads, "a"), partial(fail, "lane broke")], [1.0, 1.0])
