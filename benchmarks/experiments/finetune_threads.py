@@ -31,7 +31,9 @@ def one_run(threads: int, steps: int) -> None:
     from citator.data import read_corpus, read_ground_truth, read_queries
     from citator.learn.finetune import FinetuneConfig, finetune_query_encoder
     from citator.learn.pairs import QUERY_PREFIXES, query_examples
-    from citator.models.encoder import default_encoder_path
+    from citator.data.hashing import sha256_file
+    from citator.models.encoder import default_encoder_path, encoder_fingerprint
+    from citator.retrieve.index_dir import base_passage_cache
     from citator.retrieve.passages import PassageSpec, passage_layout
 
     torch.set_num_threads(threads)
@@ -41,7 +43,9 @@ def one_run(threads: int, steps: int) -> None:
     config = FinetuneConfig(epochs=1)
     examples = examples[: config.batch_size * steps]
     _, starts = passage_layout([d.title for d in docs], [d.text for d in docs], PassageSpec())
-    vectors = np.load(next((ROOT / "artifacts" / "work").glob("base-passages-*.npy")))
+    cache, _ = base_passage_cache(ROOT / "artifacts" / "work", sha256_file(CASEFACTS / "corpus.jsonl"),
+                                  encoder_fingerprint(default_encoder_path()))
+    vectors = np.load(cache)
     with tempfile.TemporaryDirectory() as out:
         finetune_query_encoder(default_encoder_path(), examples, vectors, starts, Path(out) / "encoder", config,
                                False, query_prefixes=QUERY_PREFIXES)

@@ -6,7 +6,9 @@ runs run.sh once after build.sh).
 A loaded searcher holds a few hundred thousand Python objects (doc ids, vocabularies, the models' modules) that
 live as long as the server; a full collection walks them all, frozen ones aside. This runs `--searches` searches
 of benchmarks/learning.py's 311-query batch in one process with a gc callback timing every collection, then
-freezes and repeats, and times an explicit full collection both ways.
+freezes and repeats in the same process, and times an explicit full collection both ways. (The frozen series
+follows the other's searches and a full collection; the count of full collections inside searches is what the
+two series compare.)
 
     .venv/bin/python benchmarks/experiments/gc_pauses.py [--dataset casefacts] [--searches 12]
 

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import os
+import time
 from functools import partial
+from pathlib import Path
 
 import pytest
 
-from citator.learn.lanes import balanced_lanes, run_in_lanes
+from citator.learn.lanes import LaneError, balanced_lanes, run_in_lanes
 
 
 def test_balanced_lanes_put_the_costliest_job_alone_and_pair_the_rest() -> None:
@@ -34,6 +36,17 @@ def test_jobs_run_in_other_single_thread_processes_and_come_back_in_order() -> N
     assert {r[2] for r in results} == {1}
 
 
-def test_a_failing_job_raises_in_the_caller() -> None:
-    with pytest.raises(ValueError, match="lane broke"):
-        run_in_lanes([partial(pid_and_threads, "a"), partial(fail, "lane broke")], [1.0, 1.0])
+def slow(finished: Path, seconds: float) -> None:
+    time.sleep(seconds)
+    finished.write_text("finished")
+
+
+def test_a_failing_job_raises_at_once_and_stops_the_other_lanes(tmp_path: Path) -> None:
+    finished = tmp_path / "finished"
+    with pytest.raises(LaneError, match="ValueError: lane broke"):
+        run_in_lanes([partial(slow, finished, 120.0), partial(fail, "lane broke")], [1.0, 1.0])
+    # The slow lane was stopped, not waited for (waiting, this test would take two minutes and then fail here).
+    assert not finished.exists()
+    import multiprocessing
+
+    assert not multiprocessing.active_children()

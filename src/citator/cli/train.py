@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="keep dev's propositions out of the shipped memory (by default they join it after selection)")
     p.add_argument("--no-side-by-side", action="store_true",
                    help="fine-tune the encoders one after another in this process (by default, on a CPU with two "
-                        "cores or more, two single-thread processes fine-tune them side by side)")
+                        "cores or more and no GPU, two single-thread processes fine-tune them side by side once "
+                        "there are 100 steps or more in all)")
     p.set_defaults(func=run_train)
 
 

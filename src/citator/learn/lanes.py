@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import ExitStack
-from typing import TypeVar
+from multiprocessing.connection import Connection, wait
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -27,29 +26,55 @@ def balanced_lanes(costs: Sequence[float], lanes: int) -> list[list[int]]:
     return [lane for lane in out if lane]
 
 
-def _one_thread() -> None:
+def _lane(conn: Connection, jobs: Sequence[Callable[[], Any]]) -> None:
     import torch
 
     torch.set_num_threads(1)
+    try:
+        conn.send(("done", [job() for job in jobs]))
+    except BaseException as exc:  # noqa: BLE001 - whatever ends a lane is reported to the caller
+        conn.send(("failed", f"{type(exc).__name__}: {exc}"))
 
 
-def _run_lane(jobs: Sequence[Callable[[], T]]) -> list[T]:
-    return [job() for job in jobs]
+class LaneError(RuntimeError):
+    """A job in a lane raised; the message is that exception's."""
 
 
 def run_in_lanes(jobs: Sequence[Callable[[], T]], costs: Sequence[float], lanes: int = 2) -> list[T]:
     """Each job's result, in `jobs`' order, from `lanes` fresh processes (spawned, one torch thread each), every
-    lane running its share of the jobs (balanced by `costs`) one after another. A job's exception is raised here.
-    Jobs must be picklable (module-level functions, partials of them)."""
+    lane running its share of the jobs (balanced by `costs`) one after another. Jobs must be picklable
+    (module-level functions, partials of them).
+
+    The first failure raises LaneError at once, and the other lanes are stopped, as they are when this process
+    is interrupted or exits (daemon processes); only a SIGKILL of this process leaves them running to their end.
+    """
     plan = balanced_lanes(costs, lanes)
-    results: list[T | None] = [None] * len(jobs)
     context = multiprocessing.get_context("spawn")
-    # One single-worker pool per lane: a shared pool's idle worker could take a second lane's jobs.
-    with ExitStack() as stack:
-        pools = [stack.enter_context(ProcessPoolExecutor(1, mp_context=context, initializer=_one_thread))
-                 for _ in plan]
-        futures = [pool.submit(_run_lane, [jobs[i] for i in lane]) for pool, lane in zip(pools, plan)]
-        for lane, future in zip(plan, futures):
-            for i, result in zip(lane, future.result()):
-                results[i] = result
+    procs, conns = [], []
+    results: list[T | None] = [None] * len(jobs)
+    try:
+        for lane in plan:
+            parent, child = context.Pipe(duplex=False)
+            proc = context.Process(target=_lane, args=(child, [jobs[i] for i in lane]), daemon=True)
+            proc.start()
+            child.close()
+            procs.append(proc)
+            conns.append(parent)
+        waiting = dict(zip(conns, plan))
+        while waiting:
+            for conn in wait(list(waiting)):
+                lane = waiting.pop(conn)  # type: ignore[call-overload]
+                try:
+                    status, value = conn.recv()  # type: ignore[union-attr]
+                except EOFError:
+                    raise LaneError("a lane's process died without a result") from None
+                if status != "done":
+                    raise LaneError(value)
+                for i, result in zip(lane, value):
+                    results[i] = result
+    finally:
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()
     return results  # type: ignore[return-value]

@@ -146,8 +146,8 @@ def train(
 
     `memory_with_dev`: once selection is over, the shipped memory also holds dev's propositions (see below).
     `folds`: how many parts (by proposition) train is cut into for the ranker's out-of-fold features.
-    `side_by_side`: fine-tune the full and the fold encoders in two single-thread processes at once (None: when on a
-    CPU with two cores or more and there are at least SIDE_BY_SIDE_MIN_STEPS steps to run; see _side_by_side).
+    `side_by_side`: fine-tune the full and the fold encoders in two single-thread processes at once (None: when
+    side_by_side_by_default says so: on a CPU with two cores or more, for SIDE_BY_SIDE_MIN_STEPS steps or more).
     """
     from citator.models.encoder import default_encoder_path, encoder_fingerprint, load_encoder
     from citator.retrieve.searcher import EncodedQueries, StanceSearcher
@@ -342,6 +342,7 @@ class _Fitting:
         return base_document_vectors(self.passage_vectors, self.starts)
 
     def examples(self, queries: Sequence[Query], qrels: Qrels) -> list[QueryExample]:
+        """The fine-tuning examples of `queries` (those with relevant documents in the corpus)."""
         return query_examples(queries, qrels, [d.doc_id for d in self.docs])
 
     def finished_encoder(self, examples: Sequence[QueryExample], encoder_dir: Path
@@ -417,11 +418,12 @@ def out_of_fold_features(
     names: list[str] = []
     xs, ys, cands = [], [], []
     reused = 0
+    training_sets = fold_training_sets(queries, work, folds)
     for f in range(folds):
         held = [q for q, k in zip(queries, fold_of) if k == f]
         if not held:
             continue
-        training, encoder_dir = fold_training_sets(queries, work, folds)[f]
+        training, encoder_dir = training_sets[f]
         parts = fitting.fit(training, qrels, encoder_dir)
         reused += parts.reused_encoder
         links = parts.memory.link(doc_ids, titles)
@@ -455,13 +457,27 @@ def fold_training_sets(queries: Sequence[Query], work: Path, folds: int) -> list
 SIDE_BY_SIDE_MIN_STEPS = 100
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the platform tells it)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity else os.cpu_count() or 1
+
+
+def side_by_side_by_default(steps: int, cpus: int, cuda: bool) -> bool:
+    """Whether `citator train` fine-tunes side by side unless told: on a CPU (a GPU trains one encoder at a time),
+    with two cores or more, for SIDE_BY_SIDE_MIN_STEPS fine-tuning steps or more."""
+    return not cuda and cpus >= 2 and steps >= SIDE_BY_SIDE_MIN_STEPS
+
+
 def _side_by_side(fitting: _Fitting, jobs: Sequence[tuple[Sequence[Query], Path]], qrels: Qrels,
                   wanted: bool | None) -> int:
     """Fine-tune the jobs' encoders that no earlier run finished in two single-thread processes at once (see
-    learn/lanes.py), when `wanted` (None: on a CPU with two cores or more, for SIDE_BY_SIDE_MIN_STEPS steps or more);
-    fit() then finds them finished. Only the costliest shows progress. Returns how many were fine-tuned so."""
+    learn/lanes.py), when `wanted` (None: side_by_side_by_default); fit() then finds them finished. Only the
+    costliest shows progress. Returns how many were fine-tuned so."""
     import torch
 
+    if wanted is False:
+        return 0
     todo = []
     for queries, encoder_dir in jobs:
         examples = fitting.examples(queries, qrels)
@@ -469,8 +485,7 @@ def _side_by_side(fitting: _Fitting, jobs: Sequence[tuple[Sequence[Query], Path]
             todo.append((examples, encoder_dir))
     steps = [fitting.finetune.epochs * -(-len(e) // fitting.finetune.batch_size) for e, _ in todo]
     if wanted is None:
-        wanted = (not torch.cuda.is_available() and len(os.sched_getaffinity(0)) >= 2
-                  and sum(steps) >= SIDE_BY_SIDE_MIN_STEPS)
+        wanted = side_by_side_by_default(sum(steps), usable_cpus(), torch.cuda.is_available())
     if not wanted or len(todo) < 2:
         return 0
     costliest = max(range(len(todo)), key=steps.__getitem__)

@@ -21,13 +21,13 @@ from citator.data import read_corpus, write_json_atomic
 from citator.data.hashing import sha256_file, sha256_text
 from citator.errors import IndexDirError
 from citator.data.records import Document
+from citator.models.encoder import STOPWORDS
 from citator.retrieve.artifacts import Artifacts
 from citator.retrieve.config import BASE_SIGNALS, RetrievalConfig
 from citator.retrieve.dense import DenseIndex
 from citator.retrieve.late_interaction import TokenStore, reads_late_interaction
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.manifest import MANIFEST, Manifest, read_manifest
-from citator.models.encoder import STOPWORDS
 from citator.retrieve.passages import PassageSpec, passage_layout
 
 # Bump when the code that turns a corpus into base passages changes (layout, the content-token filter, the token
