@@ -21,15 +21,16 @@ from __future__ import annotations
 import argparse
 import gc
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from citator.data import Query, read_queries
-from citator.retrieve.searcher import StanceSearcher
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from search_stages import warm_searcher  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-WORK = ROOT / "benchmarks" / "work" / "learning"
+from citator.data import Query  # noqa: E402
+from citator.retrieve.searcher import StanceSearcher  # noqa: E402
 
 
 def full_collection_seconds() -> float:
@@ -72,10 +73,7 @@ def main() -> None:
     ap.add_argument("--dataset", default="casefacts", help="a folder of benchmarks/work/learning")
     ap.add_argument("--searches", type=int, default=12)
     args = ap.parse_args()
-    work = WORK / args.dataset
-    searcher = StanceSearcher(work / "index")
-    queries = read_queries(work / "queries311.jsonl")
-    searcher.search([Query("warm-up", "warm up", "all")], 1)
+    searcher, queries = warm_searcher(args.dataset)
     # As the server was before the freeze: searches straight after loading and warm-up, no collection between.
     lines = [f"tracked objects after loading: {len(gc.get_objects()):,}",
              "nothing frozen: " + searches(searcher, queries, args.searches),

@@ -21,10 +21,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from contrast_probes import ARTIFACTS, DATA, WORK, train_memory_searcher  # noqa: E402
 
 from citator.data import Qrels, Query, read_corpus  # noqa: E402
+from citator.data.hashing import sha256_file  # noqa: E402
 from citator.evaluate.stance_discrimination import paired_queries  # noqa: E402
 from citator.learn import train as T  # noqa: E402
 from citator.learn.finetune import FinetuneConfig  # noqa: E402
 from citator.models.encoder import encoder_fingerprint, load_encoder  # noqa: E402
+from citator.retrieve.index_dir import base_passage_cache  # noqa: E402
 from citator.retrieve.passages import PassageSpec, passage_layout  # noqa: E402
 from citator.retrieve.searcher import StanceSearcher  # noqa: E402
 
@@ -67,10 +69,10 @@ def out_of_fold(progress: bool = True) -> OutOfFold:
     docs = read_corpus(DATA / "corpus.jsonl")
     base_path = Path(manifest["base_encoder"])
     _, starts = passage_layout([d.title for d in docs], [d.text for d in docs], PassageSpec())
-    stem = next((ARTIFACTS / "work").glob("base-passages-*.npy")).stem
-    fitting = T._Fitting(DATA / "corpus.jsonl", docs, base_path, load_encoder(base_path).model_id,
-                         np.load(ARTIFACTS / "work" / f"{stem}.npy"), starts, FinetuneConfig(**manifest["finetune"]),
-                         progress, encoder_fingerprint(base_path))
+    corpus_sha256, base_sha256 = sha256_file(DATA / "corpus.jsonl"), encoder_fingerprint(base_path)
+    vectors, _ = base_passage_cache(ARTIFACTS / "work", corpus_sha256, base_sha256)
+    fitting = T._Fitting(DATA / "corpus.jsonl", docs, base_path, load_encoder(base_path).model_id, np.load(vectors),
+                         starts, FinetuneConfig(**manifest["finetune"]), progress, base_sha256, corpus_sha256)
     names, x, y, cand, reused = T.out_of_fold_features(fitting, searcher, train_q, train_qrels, wanted, weights,
                                                        ARTIFACTS / "work" / "folds", candidates=CANDIDATES)
     print(f"out-of-fold features {x.shape}, fold encoders reused: {reused}")

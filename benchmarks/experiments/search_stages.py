@@ -57,15 +57,21 @@ def gemm_rates() -> list[str]:
     return lines
 
 
+def warm_searcher(dataset: str) -> tuple[StanceSearcher, list[Query]]:
+    """The index and 311-query batch that benchmarks/learning.py leaves in benchmarks/work/learning/`dataset`, the
+    searcher warmed up by one query as `citator serve` warms it."""
+    work = WORK / dataset
+    searcher = StanceSearcher(work / "index")
+    searcher.search([Query("warm-up", "warm up", "all")], 1)
+    return searcher, read_queries(work / "queries311.jsonl")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dataset", default="casefacts", help="a folder of benchmarks/work/learning")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
-    work = WORK / args.dataset
-    searcher = StanceSearcher(work / "index")
-    queries = read_queries(work / "queries311.jsonl")
-    searcher.search([Query("warm-up", "warm up", "all")], 1)
+    searcher, queries = warm_searcher(args.dataset)
     names = searcher.needed_signals()
     encode, encoded = timed(lambda: searcher.encode(queries), args.repeats)
     signals_s, signals = timed(lambda: searcher.signal_matrices(queries, names, encoded), args.repeats)

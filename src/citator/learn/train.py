@@ -192,7 +192,7 @@ def train(
         passage_tokens = TokenStore.load(token_cache)
     timings["passage_vectors_seconds"] = time.monotonic() - t
     fitting = _Fitting(corpus, docs, base_encoder, base.model_id, passage_vectors, starts, finetune, progress,
-                       base_sha256)
+                       base_sha256, corpus_sha256)
 
     # 2-3. The fine-tuned query encoder, the proposition memory and the learned document vectors, from all of train.
     t = time.monotonic()
@@ -217,7 +217,7 @@ def train(
         "format": FORMAT, "complete": False, "fusion": "interpolate", "weights": {"ft_dense": 1.0, "memory_max": 0.5},
         "base_encoder": str(base_encoder), "base_encoder_id": base.model_id, "base_encoder_sha256": base_sha256,
         "finetune": asdict(finetune), "finetune_stats": parts.finetune_stats, "document_vectors": parts.doc_stats,
-        "training": {"corpus_sha256": sha256_file(corpus), "train_queries": len(train_q), "examples": len(examples),
+        "training": {"corpus_sha256": corpus_sha256, "train_queries": len(train_q), "examples": len(examples),
                      "memory_entries": len(entries), "dev_queries": len(dev_q),
                      "inputs": [[str(q), sha256_file(q), str(g), sha256_file(g)] for q, g in list(train_sets) + list(dev_sets)]},
     }
@@ -334,6 +334,7 @@ class _Fitting:
     finetune: FinetuneConfig
     progress: bool
     base_sha256: str  # models.encoder.encoder_fingerprint of base_encoder
+    corpus_sha256: str
     trained_here: set[Path] = field(default_factory=set)  # encoder dirs fine-tuned side by side by this run
 
     @cached_property
@@ -345,23 +346,24 @@ class _Fitting:
         """The fine-tuning examples of `queries` (those with relevant documents in the corpus)."""
         return query_examples(queries, qrels, [d.doc_id for d in self.docs])
 
-    def finished_encoder(self, examples: Sequence[QueryExample], encoder_dir: Path
-                         ) -> tuple[dict[str, Any], dict[str, float] | None]:
-        """The stamp an encoder fine-tuned on `examples` carries, and the stats of one that an earlier run finished
-        in encoder_dir from the very same inputs and settings (else None)."""
-        stamp = {"base_encoder_id": self.base_id, "base_encoder_sha256": self.base_sha256,
-                 "finetune": asdict(self.finetune), "query_prefixes": QUERY_PREFIXES,
-                 "corpus_sha256": sha256_file(self.corpus), "examples_sha256": _examples_hash(examples)}
-        return stamp, _finished_encoder(encoder_dir, stamp)
+    def stamp(self, examples: Sequence[QueryExample]) -> dict[str, Any]:
+        """What an encoder fine-tuned on `examples` records it was trained from (its inputs and settings)."""
+        return {"base_encoder_id": self.base_id, "base_encoder_sha256": self.base_sha256,
+                "finetune": asdict(self.finetune), "query_prefixes": QUERY_PREFIXES,
+                "corpus_sha256": self.corpus_sha256, "examples_sha256": _examples_hash(examples)}
+
+    def finished_encoder(self, examples: Sequence[QueryExample], encoder_dir: Path) -> dict[str, float] | None:
+        """The stats of an encoder that an earlier run finished in encoder_dir from the very same inputs and
+        settings, else None."""
+        return _finished_encoder(encoder_dir, self.stamp(examples))
 
     def train_encoder(self, examples: Sequence[QueryExample], encoder_dir: Path) -> dict[str, float]:
         """Fine-tune the query encoder on `examples` into encoder_dir (replacing what is there) and stamp it."""
-        stamp, _ = self.finished_encoder(examples, encoder_dir)
         if encoder_dir.exists():
             shutil.rmtree(encoder_dir)
         stats = finetune_query_encoder(self.base_encoder, examples, self.passage_vectors, self.starts, encoder_dir,
                                        self.finetune, self.progress, query_prefixes=QUERY_PREFIXES)
-        write_json_atomic(encoder_dir / FINETUNE_STAMP, {**stamp, "stats": stats})
+        write_json_atomic(encoder_dir / FINETUNE_STAMP, {**self.stamp(examples), "stats": stats})
         return stats
 
     def fit(self, queries: Sequence[Query], qrels: Qrels, encoder_dir: Path) -> Parts:
@@ -372,7 +374,7 @@ class _Fitting:
         examples = self.examples(queries, qrels)
         # An encoder that an earlier run finished from the very same inputs and settings is reused (resume), as is
         # one this run fine-tuned side by side with others just before.
-        _, stats = self.finished_encoder(examples, encoder_dir)
+        stats = self.finished_encoder(examples, encoder_dir)
         reused = stats is not None and encoder_dir not in self.trained_here
         if stats is None:
             stats = self.train_encoder(examples, encoder_dir)
@@ -481,7 +483,7 @@ def _side_by_side(fitting: _Fitting, jobs: Sequence[tuple[Sequence[Query], Path]
     todo = []
     for queries, encoder_dir in jobs:
         examples = fitting.examples(queries, qrels)
-        if examples and fitting.finished_encoder(examples, encoder_dir)[1] is None:
+        if examples and fitting.finished_encoder(examples, encoder_dir) is None:
             todo.append((examples, encoder_dir))
     steps = [fitting.finetune.epochs * -(-len(e) // fitting.finetune.batch_size) for e, _ in todo]
     if wanted is None:
