@@ -50,3 +50,73 @@ def test_a_failing_job_raises_at_once_and_stops_the_other_lanes(tmp_path: Path) 
     import multiprocessing
 
     assert not multiprocessing.active_children()
+
+
+def exits_slowly(marker: Path) -> str:
+    import atexit
+
+    def last_words() -> None:
+        time.sleep(1.0)
+        marker.write_text("exited")
+
+    atexit.register(last_words)
+    return "result"
+
+
+def test_a_lane_that_delivered_is_left_to_exit_on_its_own(tmp_path: Path) -> None:
+    # Stopped in its shutdown, a lane leaks what its finalisers release (tqdm's semaphore warned at every training).
+    marker = tmp_path / "exited"
+    assert run_in_lanes([partial(exits_slowly, marker)], [1.0]) == ["result"]
+    assert marker.read_text() == "exited"
+
+
+ORPHAN_SCRIPT = """
+import os, sys, time
+from pathlib import Path
+from citator.learn.lanes import run_in_lanes
+
+def hang(pid_file):
+    Path(pid_file).write_text(str(os.getpid()))
+    time.sleep(120)
+
+if __name__ == "__main__":
+    from functools import partial
+    run_in_lanes([partial(hang, sys.argv[1])], [1.0])
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status  # a zombie has ended; only its parent's reaping is left
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads process states from /proc")
+def test_lanes_end_when_their_parent_is_killed(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    script, pid_file = tmp_path / "orphan.py", tmp_path / "lane.pid"
+    script.write_text(ORPHAN_SCRIPT)
+    parent = subprocess.Popen([sys.executable, str(script), str(pid_file)])
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() or not pid_file.read_text():
+            assert parent.poll() is None and time.monotonic() < deadline, "the lane never started"
+            time.sleep(0.05)
+        lane = int(pid_file.read_text())
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 30
+        while _running(lane) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        alive = _running(lane)
+        if alive:
+            os.kill(lane, signal.SIGKILL)
+        assert not alive, "the lane outlived its killed parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()

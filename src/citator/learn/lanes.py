@@ -8,6 +8,8 @@ threads (`benchmarks/experiments/finetune_threads.py`): the per-step work that d
 from __future__ import annotations
 
 import multiprocessing
+import os
+import threading
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
@@ -26,7 +28,24 @@ def balanced_lanes(costs: Sequence[float], lanes: int) -> list[list[int]]:
     return [lane for lane in out if lane]
 
 
+EXIT_GRACE_SECONDS = 60.0  # how long a lane that sent its results may take to exit before it is stopped
+
+
+def _exit_with_parent() -> None:
+    """End this process as soon as its parent is gone, even by SIGKILL (the parent's sentinel pipe closes)."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        parent.join()
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 def _lane(conn: Connection, jobs: Sequence[Callable[[], Any]]) -> None:
+    _exit_with_parent()
     import torch
 
     torch.set_num_threads(1)
@@ -46,12 +65,15 @@ def run_in_lanes(jobs: Sequence[Callable[[], T]], costs: Sequence[float], lanes:
     (module-level functions, partials of them).
 
     The first failure raises LaneError at once, and the other lanes are stopped, as they are when this process
-    is interrupted or exits (daemon processes); only a SIGKILL of this process leaves them running to their end.
+    is interrupted or exits (daemon processes); a lane also ends itself when this process dies by SIGKILL. Lanes
+    that delivered their results are left to exit on their own (stopping one in its shutdown leaks what its
+    finalisers would have released, such as tqdm's semaphore).
     """
     plan = balanced_lanes(costs, lanes)
     context = multiprocessing.get_context("spawn")
     procs, conns = [], []
     results: list[T | None] = [None] * len(jobs)
+    finished = False
     try:
         for lane in plan:
             parent, child = context.Pipe(duplex=False)
@@ -72,8 +94,11 @@ def run_in_lanes(jobs: Sequence[Callable[[], T]], costs: Sequence[float], lanes:
                     raise LaneError(value)
                 for i, result in zip(lane, value):
                     results[i] = result
+        finished = True
     finally:
         for proc in procs:
+            if finished:
+                proc.join(EXIT_GRACE_SECONDS)
             if proc.is_alive():
                 proc.terminate()
             proc.join()
