@@ -506,6 +506,14 @@ def test_base_passages_are_reused_only_under_the_same_rules_and_a_base_index_lea
         patch.setattr(TokenStore, "encode", counting(TokenStore.encode, calls))
         build_index(corpus, tmp_path / "index3", artifacts=read_artifacts(second), progress=False)
         assert calls
+        # Training again under the new rules caches passages under them and removes the old rules' cache.
+        old_cache = [p.name for p in (second / "work").glob("base-passages-*")]
+        train(corpus, [(queries, small_stance_set["gt"])], [], second, finetune=FinetuneConfig(epochs=1),
+              progress=False)
+        new_cache = [p.name for p in index_dir_module.base_passage_cache(second / "work", sha256_file(corpus),
+                                                                          base_sha256)]
+        assert sorted(p.name for p in (second / "work").glob("base-passages-*")) == sorted(new_cache)
+        assert len(old_cache) == 2 and not set(old_cache) & set(new_cache)
     # An index built before manifests recorded the rules is not reused either.
     manifest_path = index / "manifest.json"
     manifest = json.loads(manifest_path.read_text())

@@ -37,8 +37,8 @@ from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.doc_embedding import base_document_vectors, save_deltas
 from citator.retrieve.fusion import interpolate, top_k
 from citator.data.hashing import sha256_file, sha256_text
-from citator.retrieve.index_dir import (base_passage_cache, build_index, reusable_passages,
-                                        training_passage_files)
+from citator.retrieve.index_dir import (base_passage_cache, build_index, prune_passage_caches,
+                                        reusable_passages, training_passage_files)
 from citator.retrieve.memory import MemoryEntry, PropositionMemory
 from citator.retrieve.passages import PassageSpec, passage_layout
 from citator.retrieve.late_interaction import TokenStore
@@ -190,6 +190,8 @@ def train(
         token_cache.mkdir(exist_ok=True)
         passage_tokens.save(token_cache)
         passage_tokens = TokenStore.load(token_cache)
+    for stale in prune_passage_caches(work, corpus_sha256, base_sha256):
+        print(f"removed {stale.name} from {work} (base passages made under other rules)", file=sys.stderr)
     timings["passage_vectors_seconds"] = time.monotonic() - t
     fitting = _Fitting(corpus, docs, base_encoder, base.model_id, passage_vectors, starts, finetune, progress,
                        base_sha256, corpus_sha256)

@@ -111,6 +111,18 @@ def base_passage_cache(work: Path, corpus_sha256: str, encoder_sha256: str) -> t
     return work / f"{stem}.npy", work / f"{stem}-tokens"
 
 
+def prune_passage_caches(work: Path, corpus_sha256: str, encoder_sha256: str) -> list[Path]:
+    """Remove the cached base passages of this corpus and encoder made under other rules (they are never read
+    again: each is some 200 MB on CaseFacts); the paths removed. Caches of other corpora or encoders are kept."""
+    keep = {path.name for path in base_passage_cache(work, corpus_sha256, encoder_sha256)}
+    removed = []
+    for path in sorted(work.glob(f"base-passages-{corpus_sha256[:12]}-{encoder_sha256[:12]}-*")):
+        if path.name not in keep:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+            removed.append(path)
+    return removed
+
+
 def training_passage_files(work: Path, corpus_sha256: str, encoder_sha256: str) -> tuple[Path, Path] | None:
     """The files of base passages `citator train` cached in its work folder for this corpus and encoder
     (vectors .npy, tokens folder), if both are there."""
