@@ -120,3 +120,28 @@ def test_lanes_end_when_their_parent_is_killed(tmp_path: Path) -> None:
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+def never_exits(marker: Path) -> str:
+    import atexit
+
+    def last_words() -> None:
+        time.sleep(120.0)
+        marker.write_text("exited")
+
+    atexit.register(last_words)
+    return "result"
+
+
+def test_a_lane_that_does_not_exit_within_the_grace_is_stopped(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import multiprocessing
+
+    from citator.learn import lanes
+
+    monkeypatch.setattr(lanes, "EXIT_GRACE_SECONDS", 1.0)
+    markers = [tmp_path / "a", tmp_path / "b"]
+    assert run_in_lanes([partial(never_exits, m) for m in markers], [1.0, 1.0]) == ["result", "result"]
+    # Both stopped after the grace instead of waited for (that would take two minutes and write the markers).
+    assert not any(m.exists() for m in markers)
+    assert not multiprocessing.active_children()

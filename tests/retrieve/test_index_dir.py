@@ -20,8 +20,14 @@ def test_pruning_removes_only_this_corpus_and_encoders_caches_under_other_rules(
              tmp_path / f"base-passages-{corpus[:12]}-{encoder[:12]}-000000000000-tokens")
     other_encoder = (tmp_path / f"base-passages-{corpus[:12]}-{other[:12]}-000000000000.npy",
                      tmp_path / f"base-passages-{corpus[:12]}-{other[:12]}-000000000000-tokens")
-    for pair in (current, stale, other_encoder):
+    # Named before the rules were part of the name (53fab41).
+    legacy = (tmp_path / f"base-passages-{corpus[:12]}-{encoder[:12]}.npy",
+              tmp_path / f"base-passages-{corpus[:12]}-{encoder[:12]}-tokens")
+    for pair in (current, stale, other_encoder, legacy):
         make(*pair)
-    assert prune_passage_caches(tmp_path, corpus, encoder) == sorted(stale)
-    assert all(p.exists() for p in current + other_encoder) and not any(p.exists() for p in stale)
+    unknown = tmp_path / f"base-passages-{corpus[:12]}-{encoder[:12]}-notes.txt"  # not a cache: left alone
+    unknown.write_text("mine")
+    assert prune_passage_caches(tmp_path, corpus, encoder) == sorted(stale + legacy)
+    assert all(p.exists() for p in current + other_encoder + (unknown,))
+    assert not any(p.exists() for p in stale + legacy)
     assert prune_passage_caches(tmp_path, corpus, encoder) == []

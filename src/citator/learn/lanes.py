@@ -10,6 +10,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
@@ -28,7 +29,7 @@ def balanced_lanes(costs: Sequence[float], lanes: int) -> list[list[int]]:
     return [lane for lane in out if lane]
 
 
-EXIT_GRACE_SECONDS = 60.0  # how long a lane that sent its results may take to exit before it is stopped
+EXIT_GRACE_SECONDS = 60.0  # how long lanes that sent their results may take, all together, to exit
 
 
 def _exit_with_parent() -> None:
@@ -96,10 +97,13 @@ def run_in_lanes(jobs: Sequence[Callable[[], T]], costs: Sequence[float], lanes:
                     results[i] = result
         finished = True
     finally:
-        for proc in procs:
-            if finished:
-                proc.join(EXIT_GRACE_SECONDS)
-            if proc.is_alive():
-                proc.terminate()
-            proc.join()
+        deadline = time.monotonic() + EXIT_GRACE_SECONDS
+        try:
+            for proc in procs if finished else ():
+                proc.join(max(0.0, deadline - time.monotonic()))
+        finally:  # also when interrupted while waiting: the interrupt goes on once every lane is stopped
+            for proc in procs:
+                if proc.is_alive():
+                    proc.terminate()
+                proc.join()
     return results  # type: ignore[return-value]

@@ -5,9 +5,11 @@ Only the index directory itself need be writable (the evaluator's rule), so buil
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -112,13 +114,21 @@ def base_passage_cache(work: Path, corpus_sha256: str, encoder_sha256: str) -> t
 
 
 def prune_passage_caches(work: Path, corpus_sha256: str, encoder_sha256: str) -> list[Path]:
-    """Remove the cached base passages of this corpus and encoder made under other rules (they are never read
-    again: each is some 200 MB on CaseFacts); the paths removed. Caches of other corpora or encoders are kept."""
+    """Remove the cached base passages of this corpus and encoder made under other rules, or named before the rules
+    were (they are never read again: each is some 200 MB on CaseFacts); the paths removed. Caches of other corpora
+    or encoders are kept, and one that cannot be removed is left where it is."""
+    prefix = f"base-passages-{corpus_sha256[:12]}-{encoder_sha256[:12]}"
+    ours = re.compile(re.escape(prefix) + r"(-[0-9a-f]{12})?(\.npy|-tokens)")
     keep = {path.name for path in base_passage_cache(work, corpus_sha256, encoder_sha256)}
     removed = []
-    for path in sorted(work.glob(f"base-passages-{corpus_sha256[:12]}-{encoder_sha256[:12]}-*")):
-        if path.name not in keep:
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    for path in sorted(work.glob(f"{prefix}*")):
+        if path.name in keep or not ours.fullmatch(path.name):
+            continue
+        with contextlib.suppress(OSError):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
             removed.append(path)
     return removed
 
