@@ -52,11 +52,12 @@ def test_a_failing_job_raises_at_once_and_stops_the_other_lanes(tmp_path: Path) 
     assert not multiprocessing.active_children()
 
 
-def exits_slowly(marker: Path) -> str:
+def exits_after(seconds: float, marker: Path) -> str:
+    """A job whose process, at exit, sleeps `seconds` and then writes `marker`."""
     import atexit
 
     def last_words() -> None:
-        time.sleep(1.0)
+        time.sleep(seconds)
         marker.write_text("exited")
 
     atexit.register(last_words)
@@ -66,7 +67,7 @@ def exits_slowly(marker: Path) -> str:
 def test_a_lane_that_delivered_is_left_to_exit_on_its_own(tmp_path: Path) -> None:
     # Stopped in its shutdown, a lane leaks what its finalisers release (tqdm's semaphore warned at every training).
     marker = tmp_path / "exited"
-    assert run_in_lanes([partial(exits_slowly, marker)], [1.0]) == ["result"]
+    assert run_in_lanes([partial(exits_after, 1.0, marker)], [1.0]) == ["result"]
     assert marker.read_text() == "exited"
 
 
@@ -122,17 +123,6 @@ def test_lanes_end_when_their_parent_is_killed(tmp_path: Path) -> None:
             parent.kill()
 
 
-def never_exits(marker: Path) -> str:
-    import atexit
-
-    def last_words() -> None:
-        time.sleep(120.0)
-        marker.write_text("exited")
-
-    atexit.register(last_words)
-    return "result"
-
-
 def test_a_lane_that_does_not_exit_within_the_grace_is_stopped(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     import multiprocessing
@@ -141,7 +131,7 @@ def test_a_lane_that_does_not_exit_within_the_grace_is_stopped(tmp_path: Path,
 
     monkeypatch.setattr(lanes, "EXIT_GRACE_SECONDS", 1.0)
     markers = [tmp_path / "a", tmp_path / "b"]
-    assert run_in_lanes([partial(never_exits, m) for m in markers], [1.0, 1.0]) == ["result", "result"]
+    assert run_in_lanes([partial(exits_after, 120.0, m) for m in markers], [1.0, 1.0]) == ["result", "result"]
     # Both stopped after the grace instead of waited for (that would take two minutes and write the markers).
     assert not any(m.exists() for m in markers)
     assert not multiprocessing.active_children()

@@ -109,15 +109,20 @@ def base_passage_cache(work: Path, corpus_sha256: str, encoder_sha256: str) -> t
     """Where `citator train` keeps the base encoder's passage vectors and document tokens of one corpus in its work
     folder (default passage spec, these rules): (vectors .npy, tokens folder). A build with these artifacts reads them
     from there instead of encoding the same corpus again."""
-    stem = f"base-passages-{corpus_sha256[:12]}-{encoder_sha256[:12]}-{passage_rules()}"
+    stem = f"{_passage_cache_prefix(corpus_sha256, encoder_sha256)}-{passage_rules()}"
     return work / f"{stem}.npy", work / f"{stem}-tokens"
+
+
+def _passage_cache_prefix(corpus_sha256: str, encoder_sha256: str) -> str:
+    """What every cache name of this corpus and encoder starts with, under any rules."""
+    return f"base-passages-{corpus_sha256[:12]}-{encoder_sha256[:12]}"
 
 
 def prune_passage_caches(work: Path, corpus_sha256: str, encoder_sha256: str) -> list[Path]:
     """Remove the cached base passages of this corpus and encoder made under other rules, or named before the rules
     were (they are never read again: each is some 200 MB on CaseFacts); the paths removed. Caches of other corpora
     or encoders are kept, and one that cannot be removed is left where it is."""
-    prefix = f"base-passages-{corpus_sha256[:12]}-{encoder_sha256[:12]}"
+    prefix = _passage_cache_prefix(corpus_sha256, encoder_sha256)
     ours = re.compile(re.escape(prefix) + r"(-[0-9a-f]{12})?(\.npy|-tokens)")
     keep = {path.name for path in base_passage_cache(work, corpus_sha256, encoder_sha256)}
     removed = []
