@@ -47,7 +47,7 @@ def test_corpus_round_trip_keeps_extra_keys(tmp_path: Path) -> None:
         ('{"doc_id": "a", "title": "t", "text": ', 'corpus.jsonl line 2: malformed JSON: Expecting value at column 39'),
         ({"title": "t", "text": "x"}, 'corpus.jsonl line 2 field "doc_id": missing field'),
         ({"doc_id": 7, "title": "t", "text": "x"}, 'corpus.jsonl line 2 field "doc_id": expected a string, got int'),
-        ({"doc_id": "a", "title": "t", "text": "x"}, 'corpus.jsonl line 2 field "doc_id": duplicate doc_id "a"'),
+        ({"doc_id": "a", "title": "t", "text": "x"}, 'corpus.jsonl line 2 field "doc_id": duplicate doc_id "a" (first on line 1)'),
         ({"doc_id": "c", "title": "", "text": "  "}, 'corpus.jsonl line 2 field "text": document has neither title nor text'),
         ({"doc_id": "c", "title": 3, "text": "x"}, 'corpus.jsonl line 2 field "title": expected a string, got int'),
         ("[1, 2]", "corpus.jsonl line 2: expected a JSON object, got list"),
@@ -98,7 +98,7 @@ Q = {"query_id": "q1", "text": "States may not ban X.", "stance": "supported", "
     [
         ({"query_id": "q2", "text": "t", "stance": "maybe"},
          'queries.jsonl line 2 field "stance": unknown stance "maybe": expected one of supported, refuted, all'),
-        ({"query_id": "q1", "text": "t", "stance": "all"}, 'queries.jsonl line 2 field "query_id": duplicate query_id "q1"'),
+        ({"query_id": "q1", "text": "t", "stance": "all"}, 'queries.jsonl line 2 field "query_id": duplicate query_id "q1" (first on line 1)'),
         ({"query_id": "q2", "text": "", "stance": "all"}, 'queries.jsonl line 2 field "text": must not be empty'),
         ({"query_id": "q2", "text": "t"}, 'queries.jsonl line 2 field "stance": missing field'),
         ({"query_id": "q2", "text": ["t"], "stance": "all"}, 'queries.jsonl line 2 field "text": expected a string, got list'),
@@ -108,6 +108,12 @@ def test_query_errors(tmp_path: Path, bad: object, message: str) -> None:
     with pytest.raises(QueryError) as err:
         read_queries(_lines(tmp_path / "queries.jsonl", Q, bad))
     assert str(err.value) == message
+
+
+def test_a_repeated_id_names_the_line_of_its_first_copy(tmp_path: Path) -> None:
+    rows = (Q, {**Q, "query_id": "q2"}, {**Q, "query_id": "q3"}, {**Q, "query_id": "q2"})
+    with pytest.raises(QueryError, match=r'^queries.jsonl line 4 field "query_id": duplicate query_id "q2" \(first on line 2\)$'):
+        read_queries(_lines(tmp_path / "queries.jsonl", *rows))
 
 
 def test_queries_keep_split_and_extra(tmp_path: Path) -> None:
@@ -126,7 +132,7 @@ def test_default_stance_for_stance_free_files(tmp_path: Path) -> None:
         ({"query_id": "q2"}, 'gt.jsonl line 2 field "relevant_doc_ids": missing field'),
         ({"query_id": "q2", "relevant_doc_ids": "a"}, 'gt.jsonl line 2 field "relevant_doc_ids": expected a list of non-empty strings'),
         ({"query_id": "q2", "relevant_doc_ids": ["a", "a"]}, 'gt.jsonl line 2 field "relevant_doc_ids": duplicate doc ids in list'),
-        ({"query_id": "q1", "relevant_doc_ids": ["a"]}, 'gt.jsonl line 2 field "query_id": duplicate query_id "q1"'),
+        ({"query_id": "q1", "relevant_doc_ids": ["a"]}, 'gt.jsonl line 2 field "query_id": duplicate query_id "q1" (first on line 1)'),
     ],
 )
 def test_ground_truth_errors(tmp_path: Path, bad: object, message: str) -> None:

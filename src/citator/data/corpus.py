@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from citator.data.atomic import write_jsonl_atomic
-from citator.data.jsonl import iter_jsonl, require_str
+from citator.data.jsonl import iter_jsonl, require_str, require_unique_str
 from citator.data.records import Document
 from citator.errors import CorpusError
 
@@ -18,12 +18,9 @@ def iter_corpus(path: str | Path, *, lenient: bool = False) -> Iterator[Document
     `lenient` (build.sh) keeps a document with neither title nor text, with a warning: the schema allows it,
     and refusing it would fail the whole build.
     """
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for line, obj in iter_jsonl(path, CorpusError):
-        doc_id = require_str(obj, "doc_id", path, line, CorpusError)
-        if doc_id in seen:
-            raise CorpusError(path, line, f'duplicate doc_id "{doc_id}"', field="doc_id")
-        seen.add(doc_id)
+        doc_id = require_unique_str(obj, "doc_id", seen, path, line, CorpusError)
         title = obj.get("title", "")
         if title is None:
             title = ""

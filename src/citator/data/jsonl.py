@@ -64,6 +64,17 @@ def require_str(
     return value
 
 
+def require_unique_str(
+    obj: dict[str, Any], key: str, seen: dict[str, int], path: Path | str, line: int, error: type[DataError]
+) -> str:
+    """`require_str` for an id that must not repeat in the file; `seen` maps each id to its first line."""
+    value = require_str(obj, key, path, line, error)
+    if value in seen:
+        raise error(path, line, f'duplicate {key} "{value}" (first on line {seen[value]})', field=key)
+    seen[value] = line
+    return value
+
+
 def read_json(path: str | Path, error: type[DataError] = DataError) -> Any:
     """Read one whole JSON document (optionally gzipped) with a typed error."""
     path = Path(path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from citator.data.atomic import atomic_open, write_jsonl_atomic
-from citator.data.jsonl import iter_jsonl, read_json, require_str
+from citator.data.jsonl import iter_jsonl, read_json, require_unique_str
 from citator.data.records import Qrels
 from citator.errors import JudgmentError
 
@@ -13,10 +13,9 @@ from citator.errors import JudgmentError
 def read_ground_truth(path: str | Path) -> Qrels:
     """Read `{"query_id", "relevant_doc_ids": [...]}` lines as binary qrels (grade 1)."""
     grades: dict[str, dict[str, int]] = {}
+    seen: dict[str, int] = {}
     for line, obj in iter_jsonl(path, JudgmentError):
-        query_id = require_str(obj, "query_id", path, line, JudgmentError)
-        if query_id in grades:
-            raise JudgmentError(path, line, f'duplicate query_id "{query_id}"', field="query_id")
+        query_id = require_unique_str(obj, "query_id", seen, path, line, JudgmentError)
         ids = obj.get("relevant_doc_ids")
         if ids is None:
             raise JudgmentError(path, line, "missing field", field="relevant_doc_ids")

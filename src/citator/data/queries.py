@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from citator.data.atomic import write_jsonl_atomic
-from citator.data.jsonl import iter_jsonl, require_str
+from citator.data.jsonl import iter_jsonl, require_str, require_unique_str
 from citator.data.records import STANCES, Query
 from citator.errors import QueryError
 
@@ -19,12 +19,9 @@ def iter_queries(path: str | Path, *, default_stance: str | None = None, lenient
     warning on stderr. Everything else stays an error, an unknown stance included: it is a wrong request,
     and guessing "all" would answer a question nobody asked.
     """
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for line, obj in iter_jsonl(path, QueryError):
-        query_id = require_str(obj, "query_id", path, line, QueryError)
-        if query_id in seen:
-            raise QueryError(path, line, f'duplicate query_id "{query_id}"', field="query_id")
-        seen.add(query_id)
+        query_id = require_unique_str(obj, "query_id", seen, path, line, QueryError)
         text = require_str(obj, "text", path, line, QueryError, nonempty=not lenient)
         if lenient and not text.strip():
             _warn(path, line, "text", "empty text: ranked on nothing")

@@ -7,19 +7,16 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from citator.data.atomic import atomic_open, write_jsonl_atomic
-from citator.data.jsonl import iter_jsonl, require_str
+from citator.data.jsonl import iter_jsonl, require_str, require_unique_str
 from citator.data.records import Query, ResultLine, ScoredDoc
 from citator.errors import ResultsError
 
 
 def iter_results(path: str | Path) -> Iterator[ResultLine]:
     """Stream result lines, checking types only (use validate_results for the output rules)."""
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for line, obj in iter_jsonl(path, ResultsError):
-        query_id = require_str(obj, "query_id", path, line, ResultsError)
-        if query_id in seen:
-            raise ResultsError(path, line, f'duplicate query_id "{query_id}"', field="query_id")
-        seen.add(query_id)
+        query_id = require_unique_str(obj, "query_id", seen, path, line, ResultsError)
         raw = obj.get("results")
         if not isinstance(raw, list):
             raise ResultsError(path, line, "expected a list", field="results")

@@ -9,7 +9,7 @@ from types import MappingProxyType
 from typing import Any
 
 from citator.data.hashing import sha256_file, sha256_text
-from citator.data.jsonl import iter_jsonl, require_str
+from citator.data.jsonl import iter_jsonl, require_str, require_unique_str
 from citator.errors import DataError, StatuteError, SuiteError
 
 KINDS = ("ranking", "outside_corpus", "exact_citation")
@@ -83,13 +83,10 @@ def _opt_str(obj: dict[str, Any], key: str, path: Path, line: int, error: type[D
 def read_sections(path: str | Path) -> list[StatuteSection]:
     """Read a sections JSONL (`doc_id`, `title`, `text`, optional chapter metadata); refuse duplicates."""
     path = Path(path)
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     out: list[StatuteSection] = []
     for line, obj in iter_jsonl(path, StatuteError):
-        doc_id = require_str(obj, "doc_id", path, line, StatuteError)
-        if doc_id in seen:
-            raise StatuteError(path, line, f'duplicate doc_id "{doc_id}"', field="doc_id")
-        seen.add(doc_id)
+        doc_id = require_unique_str(obj, "doc_id", seen, path, line, StatuteError)
         text = require_str(obj, "text", path, line, StatuteError, nonempty=False)
         meta = {k: _opt_str(obj, k, path, line, StatuteError) for k in
                 ("title", "chapter", "chapter_name", "subchapter", "jurisdiction", "revision", "source")}
@@ -119,13 +116,10 @@ def _targets(obj: dict[str, Any], path: Path, line: int) -> Mapping[str, int]:
 def read_suite(path: str | Path, section_ids: set[str] | None = None) -> list[SuiteQuery]:
     """Read a suite JSONL in file order; with `section_ids`, every target must exist in the corpus."""
     path = Path(path)
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     out: list[SuiteQuery] = []
     for line, obj in iter_jsonl(path, SuiteError):
-        qid = require_str(obj, "query_id", path, line, SuiteError)
-        if qid in seen:
-            raise SuiteError(path, line, f'duplicate query_id "{qid}"', field="query_id")
-        seen.add(qid)
+        qid = require_unique_str(obj, "query_id", seen, path, line, SuiteError)
         text = require_str(obj, "text", path, line, SuiteError)
         split = require_str(obj, "split", path, line, SuiteError)
         family = require_str(obj, "family", path, line, SuiteError)

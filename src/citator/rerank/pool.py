@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from citator.data.jsonl import iter_jsonl, require_str
+from citator.data.jsonl import iter_jsonl, require_str, require_unique_str
 from citator.errors import DataError
 
 
@@ -42,12 +42,9 @@ class PoolQuery:
 
 def iter_pool(path: str | Path) -> Iterator[PoolQuery]:
     """Stream `{"query_id", "query", "candidates": [{"id","text","rank","bm25_score"}]}` lines, strictly."""
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for line, obj in iter_jsonl(path, PoolFileError):
-        qid = require_str(obj, "query_id", path, line, PoolFileError)
-        if qid in seen:
-            raise PoolFileError(path, line, f'duplicate query_id "{qid}"', field="query_id")
-        seen.add(qid)
+        qid = require_unique_str(obj, "query_id", seen, path, line, PoolFileError)
         text = require_str(obj, "query", path, line, PoolFileError)
         raw = obj.get("candidates")
         if not isinstance(raw, list) or not raw:
