@@ -31,7 +31,8 @@ def write_resplit(small_stance_set: dict[str, Path], tmp_path: Path,
     return queries
 
 
-def test_query_finetuning_lowers_the_loss(tiny_qwen3_embedding_dir: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_query_finetuning_lowers_the_loss(tiny_qwen3_embedding_dir: Path, tmp_path: Path, precision: str) -> None:
     rng = np.random.default_rng(0)
     passages = rng.normal(size=(12, 32)).astype(np.float32)
     passages /= np.linalg.norm(passages, axis=1, keepdims=True)
@@ -40,7 +41,8 @@ def test_query_finetuning_lowers_the_loss(tiny_qwen3_embedding_dir: Path, tmp_pa
     examples = [QueryExample(f"question number {i} about doc {i % 4}", stances[i % 2], (i % 4,), ((i + 1) % 4,))
                 for i in range(16)]
     stats = finetune_query_encoder(tiny_qwen3_embedding_dir, examples, passages, starts, tmp_path / "ft",
-                                   FinetuneConfig(epochs=12, batch_size=8, learning_rate=3e-3, frozen_layers=0), progress=False)
+                                   FinetuneConfig(epochs=12, batch_size=8, learning_rate=3e-3, frozen_layers=0,
+                                                  precision=precision), progress=False)
     assert stats["loss_last_tenth"] < 0.7 * stats["loss_first_tenth"]
 
     # The saved directory is the trained model, not the base: its queries find their document, above the
@@ -56,6 +58,45 @@ def test_query_finetuning_lowers_the_loss(tiny_qwen3_embedding_dir: Path, tmp_pa
     tuned, base = doc_scores(tmp_path / "ft"), doc_scores(tiny_qwen3_embedding_dir)
     assert (tuned[rows, pos] - tuned[rows, opp]).mean() > (base[rows, pos] - base[rows, opp]).mean() + 0.1
     assert (tuned.argmax(axis=1) == pos).mean() >= 0.75 > (base.argmax(axis=1) == pos).mean()
+
+
+def test_bf16_autocast_trains_another_encoder_than_fp32(tiny_qwen3_embedding_dir: Path, tmp_path: Path) -> None:
+    from safetensors.numpy import load_file
+
+    rng = np.random.default_rng(1)
+    passages = rng.normal(size=(8, 32)).astype(np.float32)
+    passages /= np.linalg.norm(passages, axis=1, keepdims=True)
+    examples = [QueryExample(f"claim {i}", "supported", (i % 4,)) for i in range(8)]
+    weights = {}
+    for precision in ("fp32", "bf16", "fp32"):
+        out = tmp_path / f"{precision}-{len(weights)}"
+        finetune_query_encoder(tiny_qwen3_embedding_dir, examples, passages, np.array([0, 2, 4, 6]), out,
+                               FinetuneConfig(epochs=2, batch_size=4, learning_rate=1e-3, precision=precision),
+                               progress=False)
+        weights[out.name] = load_file(out / "model.safetensors")
+    fp32, bf16, fp32_again = weights.values()
+    assert all(v.dtype == np.float32 for v in bf16.values())  # master weights stay fp32
+    assert all(np.array_equal(fp32[k], fp32_again[k]) for k in fp32)  # deterministic
+    assert not all(np.array_equal(fp32[k], bf16[k]) for k in fp32)  # the forward pass really ran in bf16
+
+
+def test_auto_precision_is_bf16_on_a_gpu_or_a_cpu_with_bf16_units(monkeypatch: pytest.MonkeyPatch) -> None:
+    from citator.learn import finetune
+
+    amx = "processor\t: 0\nflags\t\t: fpu sse avx512f amx_bf16 amx_tile\n"
+    zen4 = "flags\t\t: fpu avx2 avx512f avx512_bf16\n"
+    avx2 = "flags\t\t: fpu sse avx2 fma\nbugs\t\t: amx_bf16\n"  # a flag outside the flags line does not count
+    assert finetune.cpu_has_bf16_units(amx) and finetune.cpu_has_bf16_units(zen4)
+    assert not finetune.cpu_has_bf16_units(avx2) and not finetune.cpu_has_bf16_units("")
+    for explicit in ("fp32", "bf16"):
+        assert finetune.resolve_precision(explicit, "cpu") == finetune.resolve_precision(explicit, "cuda") == explicit
+    assert finetune.resolve_precision("auto", "cuda") == "bf16"
+    monkeypatch.setattr(finetune, "cpu_has_bf16_units", lambda cpuinfo=None: False)
+    assert finetune.resolve_precision("auto", "cpu") == "fp32"
+    monkeypatch.setattr(finetune, "cpu_has_bf16_units", lambda cpuinfo=None: True)
+    import torch
+
+    assert finetune.resolve_precision("auto", "cpu") == ("bf16" if torch.ops.mkldnn._is_mkldnn_bf16_supported() else "fp32")
 
 
 def test_paired_order_puts_queries_of_one_document_side_by_side_and_keeps_each_once() -> None:
@@ -334,7 +375,12 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     monkeypatch.setattr(train_module, "fit_document_deltas", crash)
     with pytest.raises(RuntimeError, match="power cut"):
         main([*train_args[:-1], "3"])
-    assert json.loads((art / "encoder" / "citator_finetune.json").read_text())["finetune"]["epochs"] == 3
+    stamp = json.loads((art / "encoder" / "citator_finetune.json").read_text())["finetune"]
+    assert stamp["epochs"] == 3
+    # "auto" is recorded as what it stood for on this machine.
+    from citator.learn.finetune import resolve_precision, training_device
+
+    assert stamp["precision"] == resolve_precision("auto", training_device()) in ("fp32", "bf16")
     with pytest.raises(IndexDirError, match="training did not finish"):
         read_artifacts(art)
     with pytest.raises(IndexDirError, match="changed since"):
@@ -581,7 +627,8 @@ def test_finetune_settings_out_of_range_are_refused_before_any_work(small_stance
     from citator.cli.main import main
     from citator.errors import ConfigError
 
-    for bad in ({"epochs": 0}, {"batch_size": 0}, {"learning_rate": float("nan")}, {"learning_rate": -1e-5}):
+    for bad in ({"epochs": 0}, {"batch_size": 0}, {"learning_rate": float("nan")}, {"learning_rate": -1e-5},
+                {"precision": "fp16"}):
         with pytest.raises(ConfigError, match=next(iter(bad))):
             FinetuneConfig(**bad)
     out = tmp_path / "art"

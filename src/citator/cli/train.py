@@ -21,6 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--learning-rate", type=float, default=3e-5)
+    p.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto",
+                   help="fine-tuning's forward pass: auto (default) = bf16 on a GPU or a CPU with bf16 units "
+                        "(AMX, AVX-512 BF16), else fp32; the manifest records which")
     p.add_argument("--folds", type=int, default=2,
                    help="folds (by proposition) for the ranker's out-of-fold training features (default 2)")
     p.add_argument("--memory-train-only", action="store_true",
@@ -39,7 +42,8 @@ def run_train(args: argparse.Namespace) -> int:
 
     if len(args.queries) != len(args.ground_truth) or len(args.dev_queries) != len(args.dev_ground_truth):
         raise CitatorError("give one --ground-truth per --queries (and one --dev-ground-truth per --dev-queries)")
-    config = FinetuneConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate)
+    config = FinetuneConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
+                            precision=args.precision)
     manifest = train(args.corpus, list(zip(args.queries, args.ground_truth)),
                      list(zip(args.dev_queries, args.dev_ground_truth)), args.out, args.model, config,
                      base_index=args.base_index, memory_with_dev=not args.memory_train_only, folds=args.folds,

@@ -49,6 +49,9 @@ class FinetuneConfig:
     # drawn as pairs of such queries where there are any). It serves the proposition memory, which matches new
     # queries against training ones; 0 turns it off.
     pair_weight: float = 0.5
+    # The forward pass's precision: "fp32", "bf16" (autocast; master weights stay fp32) or "auto" = bf16 on a GPU
+    # and on a CPU with bf16 units (AMX or AVX-512 BF16), fp32 elsewhere. See resolve_precision.
+    precision: str = "auto"
 
     def __post_init__(self) -> None:
         from citator.errors import ConfigError
@@ -60,13 +63,55 @@ class FinetuneConfig:
                   "query_max_length": self.query_max_length >= 1,
                   "opposite_weight": math.isfinite(self.opposite_weight) and self.opposite_weight > 0,
                   "frozen_layers": self.frozen_layers >= 0,
-                  "pair_weight": math.isfinite(self.pair_weight) and self.pair_weight >= 0}
+                  "pair_weight": math.isfinite(self.pair_weight) and self.pair_weight >= 0,
+                  "precision": self.precision in PRECISIONS}
         bad = [name for name, ok in checks.items() if not ok]
         if bad:
             raise ConfigError("fine-tuning settings out of range: "
                               + ", ".join(f"{name}={getattr(self, name)!r}" for name in bad)
                               + " (epochs, batch size and query length at least 1, learning rate, temperature and"
-                              " opposite weight positive, warmup fraction in [0, 1])")
+                              " opposite weight positive, warmup fraction in [0, 1], precision one of "
+                              + ", ".join(PRECISIONS) + ")")
+
+
+PRECISIONS = ("auto", "fp32", "bf16")
+CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
+
+
+def cpu_has_bf16_units(cpuinfo: str | None = None) -> bool:
+    """Whether this CPU multiplies bf16 natively (AMX or AVX-512 BF16, from /proc/cpuinfo's flags). Elsewhere
+    torch emulates bf16 and autocast would be slower than fp32; where /proc/cpuinfo cannot be read, False."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+    flags = {f for line in cpuinfo.splitlines() if line.startswith("flags") for f in line.split(":", 1)[-1].split()}
+    return any(f in flags for f in CPU_BF16_FLAGS)
+
+
+def training_device() -> str:
+    """Where fine-tuning runs: the GPU when there is one."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_precision(requested: str, device: str) -> str:
+    """The precision "auto" stands for on `device` ("cuda" or "cpu"); "fp32" and "bf16" stand for themselves.
+
+    bf16 autocast fine-tunes MiniLM about 1.7x as fast per step on a CPU with AMX
+    (benchmarks/experiments/finetune_precision.py), which is what keeps `citator train` within 30 minutes on a
+    slow hour of the 2-core machine. The encoder it makes is not the fp32 one, so the artifacts' manifest records
+    which precision trained them.
+    """
+    if requested != "auto":
+        return requested
+    if device.startswith("cuda"):
+        return "bf16"
+    import torch
+
+    return "bf16" if cpu_has_bf16_units() and torch.ops.mkldnn._is_mkldnn_bf16_supported() else "fp32"
 
 
 def finetune_query_encoder(
@@ -86,15 +131,16 @@ def finetune_query_encoder(
 
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = training_device()
     encoder = load_encoder(base_dir, device=device)
     is_instructed = type(encoder).__name__ == "Qwen3Encoder"
     if query_prefixes and not is_instructed:
         encoder.query_prefixes = dict(query_prefixes)
     model, tokenizer = encoder.model, encoder.tokenizer
-    # Full fine-tuning keeps fp32 master weights; on a GPU the forward pass runs in bf16 under autocast.
+    # Full fine-tuning keeps fp32 master weights; in bf16 the forward pass runs under autocast.
     model.float().train()
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device == "cuda" else contextlib.nullcontext()
+    bf16 = resolve_precision(config.precision, device) == "bf16"
+    autocast = torch.autocast(device, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     _freeze_bottom(model, config.frozen_layers)
     passages = torch.from_numpy(np.asarray(passage_vectors, dtype=np.float32)).to(device)
     n_docs = len(starts)

@@ -26,7 +26,9 @@ from citator.errors import CitatorError
 from citator.evaluate import evaluate
 from citator.evaluate.stance_discrimination import paired_queries, stance_discrimination
 from citator.learn.doc_embedding import fit_document_deltas
-from citator.learn.finetune import FinetuneConfig, QueryExample, finetune_query_encoder
+from citator.learn.finetune import (
+    FinetuneConfig, QueryExample, finetune_query_encoder, resolve_precision, training_device,
+)
 from citator.learn.lanes import run_in_lanes
 from citator.learn.pairs import QUERY_PREFIXES, query_examples
 from citator.learn.ranker_fit import fit_lambdamart, fit_linear_ranker
@@ -155,6 +157,9 @@ def train(
     if folds < 2:
         raise CitatorError(f"folds must be at least 2, got {folds}")
     started = time.monotonic()
+    # "auto" is settled once, here: every encoder of this run (the fold ones in their lanes too) trains alike, and
+    # the stamp and manifest say which precision that was.
+    finetune = replace(finetune, precision=resolve_precision(finetune.precision, training_device()))
     base_encoder = Path(base_encoder) if base_encoder else default_encoder_path()
     docs = read_corpus(corpus)
     doc_ids = [d.doc_id for d in docs]
