@@ -100,7 +100,7 @@ def training_device() -> str:
 def resolve_precision(requested: str, device: str) -> str:
     """The precision "auto" stands for on `device` ("cuda" or "cpu"); "fp32" and "bf16" stand for themselves.
 
-    bf16 autocast fine-tunes MiniLM about 1.7x as fast per step on a CPU with AMX
+    bf16 autocast fine-tunes MiniLM 1.3-1.9x as fast per step on a CPU with AMX
     (benchmarks/experiments/finetune_precision.py), which is what keeps `citator train` within 30 minutes on a
     slow hour of the 2-core machine. The encoder it makes is not the fp32 one, so the artifacts' manifest records
     which precision trained them.
