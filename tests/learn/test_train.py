@@ -93,10 +93,12 @@ def test_auto_precision_is_bf16_on_a_gpu_or_a_cpu_with_bf16_units(monkeypatch: p
     assert finetune.resolve_precision("auto", "cuda") == "bf16"
     monkeypatch.setattr(finetune, "cpu_has_bf16_units", lambda cpuinfo=None: False)
     assert finetune.resolve_precision("auto", "cpu") == "fp32"
+    monkeypatch.setattr(finetune, "torch_has_cpu_bf16", lambda: True)
+    assert finetune.resolve_precision("auto", "cpu") == "fp32"  # kernels without the units
     monkeypatch.setattr(finetune, "cpu_has_bf16_units", lambda cpuinfo=None: True)
-    import torch
-
-    assert finetune.resolve_precision("auto", "cpu") == ("bf16" if torch.ops.mkldnn._is_mkldnn_bf16_supported() else "fp32")
+    assert finetune.resolve_precision("auto", "cpu") == "bf16"
+    monkeypatch.setattr(finetune, "torch_has_cpu_bf16", lambda: False)
+    assert finetune.resolve_precision("auto", "cpu") == "fp32"  # the units without torch's kernels
 
 
 def test_paired_order_puts_queries_of_one_document_side_by_side_and_keeps_each_once() -> None:

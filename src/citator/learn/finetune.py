@@ -99,6 +99,7 @@ def training_device() -> str:
 
 def resolve_precision(requested: str, device: str) -> str:
     """The precision "auto" stands for on `device` ("cuda" or "cpu"); "fp32" and "bf16" stand for themselves.
+    On a CPU "auto" needs both the bf16 units and torch's kernels for them.
 
     bf16 autocast fine-tunes MiniLM 1.3-1.9x as fast per step on a CPU with AMX
     (benchmarks/experiments/finetune_precision.py), which is what keeps `citator train` within 30 minutes on a
@@ -109,9 +110,14 @@ def resolve_precision(requested: str, device: str) -> str:
         return requested
     if device.startswith("cuda"):
         return "bf16"
+    return "bf16" if cpu_has_bf16_units() and torch_has_cpu_bf16() else "fp32"
+
+
+def torch_has_cpu_bf16() -> bool:
+    """Whether this torch build has oneDNN's bf16 kernels for this CPU."""
     import torch
 
-    return "bf16" if cpu_has_bf16_units() and torch.ops.mkldnn._is_mkldnn_bf16_supported() else "fp32"
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 def finetune_query_encoder(
@@ -132,13 +138,15 @@ def finetune_query_encoder(
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
     device = training_device()
-    encoder = load_encoder(base_dir, device=device)
+    # Loaded on the CPU, in fp32, then moved: loaded straight onto a GPU its weights would come rounded to bf16.
+    encoder = load_encoder(base_dir, device="cpu")
     is_instructed = type(encoder).__name__ == "Qwen3Encoder"
     if query_prefixes and not is_instructed:
         encoder.query_prefixes = dict(query_prefixes)
     model, tokenizer = encoder.model, encoder.tokenizer
     # Full fine-tuning keeps fp32 master weights; in bf16 the forward pass runs under autocast.
-    model.float().train()
+    model.float().to(device).train()
+    encoder.device = device
     bf16 = resolve_precision(config.precision, device) == "bf16"
     autocast = torch.autocast(device, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     _freeze_bottom(model, config.frozen_layers)

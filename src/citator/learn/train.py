@@ -344,6 +344,10 @@ class _Fitting:
     corpus_sha256: str
     trained_here: set[Path] = field(default_factory=set)  # encoder dirs fine-tuned side by side by this run
 
+    def __post_init__(self) -> None:
+        # "auto" never reaches a stamp or a lane: each would settle it on its own.
+        self.finetune = replace(self.finetune, precision=resolve_precision(self.finetune.precision, training_device()))
+
     @cached_property
     def base_document_vectors(self) -> np.ndarray:
         """Each document's normalised mean base passage vector (what learned document vectors start from)."""
