@@ -157,9 +157,6 @@ def train(
     if folds < 2:
         raise CitatorError(f"folds must be at least 2, got {folds}")
     started = time.monotonic()
-    # "auto" is settled once, here: every encoder of this run (the fold ones in their lanes too) trains alike, and
-    # the stamp and manifest say which precision that was.
-    finetune = replace(finetune, precision=resolve_precision(finetune.precision, training_device()))
     base_encoder = Path(base_encoder) if base_encoder else default_encoder_path()
     docs = read_corpus(corpus)
     doc_ids = [d.doc_id for d in docs]
@@ -223,7 +220,7 @@ def train(
     manifest: dict[str, Any] = {
         "format": FORMAT, "complete": False, "fusion": "interpolate", "weights": {"ft_dense": 1.0, "memory_max": 0.5},
         "base_encoder": str(base_encoder), "base_encoder_id": base.model_id, "base_encoder_sha256": base_sha256,
-        "finetune": asdict(finetune), "finetune_stats": parts.finetune_stats, "document_vectors": parts.doc_stats,
+        "finetune": asdict(fitting.finetune), "finetune_stats": parts.finetune_stats, "document_vectors": parts.doc_stats,
         "training": {"corpus_sha256": corpus_sha256, "train_queries": len(train_q), "examples": len(examples),
                      "memory_entries": len(entries), "dev_queries": len(dev_q),
                      "inputs": [[str(q), sha256_file(q), str(g), sha256_file(g)] for q, g in list(train_sets) + list(dev_sets)]},
@@ -345,7 +342,8 @@ class _Fitting:
     trained_here: set[Path] = field(default_factory=set)  # encoder dirs fine-tuned side by side by this run
 
     def __post_init__(self) -> None:
-        # "auto" never reaches a stamp or a lane: each would settle it on its own.
+        # "auto" is settled once, here: every encoder of the run (the fold ones in their lanes too) trains alike,
+        # and the stamps and the manifest say which precision that was.
         self.finetune = replace(self.finetune, precision=resolve_precision(self.finetune.precision, training_device()))
 
     @cached_property
