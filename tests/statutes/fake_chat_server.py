@@ -39,7 +39,8 @@ class Handler(BaseHTTPRequestHandler):
         digest = hashlib.sha256(user.encode()).hexdigest()
         # Counted on arrival, durably, before any reply: the test reads this after killing the client.
         with open(LOG, "a", encoding="utf-8") as log:
-            log.write(json.dumps({"user_sha256": digest, "auth": self.headers.get("Authorization") is not None}) + "\n")
+            log.write(json.dumps({"user_sha256": digest, "auth": self.headers.get("Authorization") is not None,
+                                  "authorization": self.headers.get("Authorization")}) + "\n")
             log.flush()
             os.fsync(log.fileno())
         time.sleep(DELAY)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 from fixtures.servers import free_port
 
@@ -37,6 +38,44 @@ def test_transport_error_is_returned_once() -> None:
 def test_base_url_must_be_http() -> None:
     with pytest.raises(ProviderError):
         OpenAIHTTPProvider("ftp://x", "m")
+
+
+@pytest.mark.parametrize("url", ["https://user:sk-secret@api.example/v1", "https://api.example/v1?key=sk-secret",
+                                 "https://sk-secret@api.example/v1"])
+def test_base_url_carrying_a_credential_is_refused_without_echoing_it(url: str) -> None:
+    with pytest.raises(ProviderError) as err:
+        OpenAIHTTPProvider(url, "m")
+    assert "sk-secret" not in str(err.value)
+
+
+def test_a_key_read_with_its_newline_is_sent_without_it(fake_server, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    base_url, log = fake_server(0.0)
+    monkeypatch.setenv("CITATOR_KEY_UNDER_TEST", "sk-abc\r\n")
+    provider = OpenAIHTTPProvider(base_url, "fake", "fake-grader-2026-01-01", api_key_env="CITATOR_KEY_UNDER_TEST")
+    ok = provider.send(chat_payload(provider.request_model, [{"role": "user", "content": "[C1] x"}], 8))
+    assert ok.status == 200 and ok.error is None
+    assert [json.loads(x)["authorization"] for x in Path(log).read_text().splitlines()] == ["Bearer sk-abc"]
+
+
+def test_a_key_no_header_can_carry_is_not_sent_and_not_echoed(fake_server, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    base_url, log = fake_server(0.0)
+    monkeypatch.setenv("CITATOR_KEY_UNDER_TEST", "sk-abc\ndef")
+    provider = OpenAIHTTPProvider(base_url, "fake", "fake-grader-2026-01-01", api_key_env="CITATOR_KEY_UNDER_TEST")
+    bad = provider.send(chat_payload(provider.request_model, [{"role": "user", "content": "[C1] x"}], 8))
+    assert bad.status == 0 and "CITATOR_KEY_UNDER_TEST holds a character" in bad.error
+    assert "sk-abc" not in bad.error and "def" not in bad.error
+    assert not Path(log).exists() or Path(log).read_text() == ""  # nothing reached the server
+
+
+def test_an_error_that_quotes_the_key_is_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    def post(*args, headers, **kwargs):  # type: ignore[no-untyped-def]  # what h11 does with a header it rejects
+        raise httpx.LocalProtocolError(f"Illegal header value {headers['Authorization'].encode()!r}")
+
+    monkeypatch.setenv("CITATOR_KEY_UNDER_TEST", "sk-abc")
+    monkeypatch.setattr(httpx, "post", post)
+    provider = OpenAIHTTPProvider("http://127.0.0.1:9/v1", "m", api_key_env="CITATOR_KEY_UNDER_TEST")
+    exchange = provider.send(chat_payload("m", [{"role": "user", "content": "x"}], 4))
+    assert exchange.status == 0 and exchange.error == "LocalProtocolError: Illegal header value b'Bearer ***'"
 
 
 def test_provider_serve_refuses_an_unset_key_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -6,6 +6,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from urllib.parse import urlsplit
+
 import httpx
 
 from citator.errors import ProviderError
@@ -23,6 +25,11 @@ class OpenAIHTTPProvider(ChatProvider):
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ProviderError(f"base URL must start with http:// or https://, got {base_url!r}")
+        # The URL is recorded in every receipt and named in transport errors: it must carry no credential.
+        parts = urlsplit(base_url)
+        if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
+            raise ProviderError("base URL must not carry a user, password, query or fragment (it is written into "
+                                "every receipt): pass the key through the environment variable instead")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.version = version or model
@@ -34,9 +41,13 @@ class OpenAIHTTPProvider(ChatProvider):
         return {"provider": self.name, "base_url": self.base_url, "model": self.model, "version": self.version,
                 "api_key_env": self.api_key_env}
 
-    def _headers(self) -> dict[str, str]:
+    def _key(self) -> str | None:
+        """The key from the environment, surrounding white space (a file's newline) removed."""
+        key = (os.environ.get(self.api_key_env) or "").strip() if self.api_key_env else ""
+        return key or None
+
+    def _headers(self, key: str | None) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
         if key:
             headers["Authorization"] = f"Bearer {key}"
         return headers
@@ -46,12 +57,16 @@ class OpenAIHTTPProvider(ChatProvider):
         return self.version
 
     def send(self, payload: Mapping[str, Any]) -> Exchange:
+        key = self._key()
+        if key is not None and not _header_safe(key):
+            # Sent, such a key would fail in the HTTP library, whose error quotes the header: recorded in receipts.
+            return Exchange(0, None, f"${self.api_key_env} holds a character an HTTP header cannot carry "
+                                     "(the key is not shown); nothing was sent")
         try:
-            response = httpx.post(f"{self.base_url}/chat/completions", json=dict(payload), headers=self._headers(),
+            response = httpx.post(f"{self.base_url}/chat/completions", json=dict(payload), headers=self._headers(key),
                                   timeout=self.timeout_s)
-        except httpx.HTTPError as exc:
-            # The exception text names the URL and error type, never request headers.
-            return Exchange(0, None, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - any failure is this request's outcome, with the key redacted
+            return Exchange(0, None, redact(f"{type(exc).__name__}: {exc}", key))
         try:
             parsed: Any = response.json()
         except ValueError:
@@ -62,3 +77,13 @@ class OpenAIHTTPProvider(ChatProvider):
         if served != self.version:
             return Exchange(response.status_code, parsed, f"served model {served!r} is not the pinned {self.version!r}")
         return Exchange(200, parsed)
+
+
+def _header_safe(value: str) -> bool:
+    """Printable ASCII without spaces: what a bearer token may hold."""
+    return all("!" <= c <= "~" for c in value)
+
+
+def redact(text: str, secret: str | None) -> str:
+    """`text` with every occurrence of `secret` replaced, so that no error message carries it."""
+    return text.replace(secret, "***") if secret else text
