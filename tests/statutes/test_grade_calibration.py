@@ -44,3 +44,14 @@ def test_calibrate_useful_and_exact_agreement() -> None:
 def test_out_of_range_probability_is_refused() -> None:
     with pytest.raises(ValueError):
         reliability_bins([1.2], [1])
+
+
+def test_p_useful_of_a_distribution_over_2_and_3_only_stays_a_probability() -> None:
+    from citator.providers.grades import GradeDistribution, _token_distribution
+
+    # Normalised, these two add up to 1.0000000000000002 in floating point; calibration refuses anything above 1.
+    probs = _token_distribution({"top_logprobs": [{"token": "2", "logprob": -4.93}, {"token": "3", "logprob": -3.39}]})
+    assert probs is not None and probs[2] + probs[3] > 1.0
+    grades = GradeDistribution(probs, "logprobs")
+    assert grades.p_useful == 1.0
+    calibrate([grades.p_useful], [grades.confidence], [grades.grade], [2])

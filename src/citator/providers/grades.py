@@ -32,8 +32,8 @@ class GradeDistribution:
 
     @property
     def p_useful(self) -> float:
-        """Normalised P(2) + P(3)."""
-        return self.probs[2] + self.probs[3]
+        """Normalised P(2) + P(3), kept within [0, 1] (two normalised floats can add up to 1 + 2e-16)."""
+        return min(1.0, max(0.0, self.probs[2] + self.probs[3]))
 
     @property
     def confidence(self) -> float:
