@@ -69,3 +69,16 @@ def test_labels_keep_unknown_apart_from_zero(tmp_path: Path) -> None:
     bad = _write(tmp_path / "b.jsonl", [{**base, "section_grade": 4, "passage_grade": 0}])
     with pytest.raises(DataError, match='line 1 field "section_grade"'):
         read_labels(bad)
+
+
+def test_labels_refuse_a_reviewer_counted_twice(tmp_path: Path) -> None:
+    # Two exports concatenated: alice twice would make the lower-median consensus 3 where alice and bob give 0.
+    base = {"query_id": "q", "doc_id": "d", "query_sha256": "a", "section_sha256": "b", "passage_sha256": "c",
+            "complete": True}
+    rows = [{**base, "reviewer": r, "section_grade": g, "passage_grade": g} for r, g in (("alice", 3), ("bob", 0),
+                                                                                           ("alice", 3))]
+    with pytest.raises(DataError, match=r'line 3 field "reviewer": duplicate label \(first on line 1\)'):
+        read_labels(_write(tmp_path / "l.jsonl", rows))
+    # A label of an older passage text is another label (the benchmark counts it as stale).
+    rows[2]["passage_sha256"] = "d"
+    assert len(read_labels(_write(tmp_path / "l.jsonl", rows))) == 3

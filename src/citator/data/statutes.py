@@ -156,15 +156,25 @@ def _grade(obj: dict[str, Any], key: str, path: Path, line: int, error: type[Dat
 
 
 def read_labels(path: str | Path, error: type[DataError] = DataError) -> list[HumanLabel]:
-    """Read a human-label export (one reviewer's grades of one pool item per line)."""
+    """Read a human-label export (one reviewer's grades of one pool item per line).
+
+    A reviewer's second label of the same item under the same hashes is refused: counted twice, it would move the
+    consensus. One under other hashes (a label of an older text) is kept; the benchmark sets it aside as stale.
+    """
     path = Path(path)
     out: list[HumanLabel] = []
+    seen: dict[tuple[str, ...], int] = {}
     for line, obj in iter_jsonl(path, error):
         strs = {k: require_str(obj, k, path, line, error) for k in
                 ("query_id", "doc_id", "reviewer", "query_sha256", "section_sha256", "passage_sha256")}
         complete = obj.get("complete")
         if not isinstance(complete, bool):
             raise error(path, line, f"expected true or false, got {complete!r}", field="complete")
+        key = tuple(strs[k] for k in ("query_id", "doc_id", "reviewer", "query_sha256", "section_sha256",
+                                         "passage_sha256"))
+        if key in seen:
+            raise error(path, line, f"duplicate label (first on line {seen[key]})", field="reviewer")
+        seen[key] = line
         out.append(HumanLabel(
             strs["query_id"], strs["doc_id"], strs["reviewer"],
             _grade(obj, "section_grade", path, line, error), _grade(obj, "passage_grade", path, line, error),
