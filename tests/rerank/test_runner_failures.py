@@ -21,7 +21,7 @@ MODES = {
     "bad_request": "bad_request",
     "unknown_candidate": "unknown_id",
     "too_many_requests": "too_many_requests",
-    "fork_cpu": "cpu",
+    "fork_cpu": "crash",  # the fork is refused (one process, one thread), so the strategy fails there
     "close_stdout": "missing_result",
 }
 

@@ -79,3 +79,17 @@ def test_strategy_process_imports_no_heavy_module(name: str) -> None:
 
     out = subprocess.run([sys.executable, "-S", "-c", code, PACKAGE_PARENT], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_strategy_is_one_process_with_one_thread(tiny_llm, pool, short_limits, script) -> None:  # noqa: ANN001
+    # A process that leaves the session, or that the kernel reaps, would spend CPU no meter of the strategy sees:
+    # the sandbox refuses every new task, so the strategy's own counters hold all the CPU it can use.
+    runner = Runner(tiny_llm, script("spawner.py"), short_limits)
+    outcome = runner.run_query(pool[0])
+    assert outcome.failure is None, outcome
+    report = _report(outcome)
+    assert set(report) == {"setsid_grandchild", "auto_reaped_child", "subprocess", "thread"}
+    for way, what in report.items():
+        assert what.startswith("refused: "), (way, what)
+    assert "Resource temporarily unavailable" in report["setsid_grandchild"]
+    assert len(outcome.ids) == 10

@@ -40,7 +40,10 @@ def strategy_env(work_dir: Path, python: str) -> dict[str, str]:
         "PYTHONUNBUFFERED": "1",
         "PYTHONHASHSEED": "0",
         "CUDA_VISIBLE_DEVICES": "",
+        # The strategy may start no thread (sandbox.py): numeric libraries must not try to.
         "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
         "LANG": "C.UTF-8",
         "HF_HUB_OFFLINE": "1",
         "CITATOR_STRATEGY_PYTHON": python,

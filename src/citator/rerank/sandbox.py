@@ -1,7 +1,10 @@
 """One strategy process: unprivileged, no GPU, own work dir, JSONL pipes with deadlines, CPU metering.
 
-CPU is the strategy's whole CPU time (interpreter start-up included): utime+stime of every process in its
-session, read from /proc while the runner waits, and the exit rusage from wait4. RLIMIT_CPU is a backstop.
+CPU is the strategy's whole CPU time (interpreter start-up included): its utime+stime read from /proc while the
+runner waits, and the exit rusage from wait4. The strategy is one process with one thread: RLIMIT_NPROC is set to
+the tasks its user already has plus itself, so it can start no process (which could leave its session, or be
+reaped by no one who counts its time) and no thread. Live members of its session are still scanned and killed,
+for a host where that limit does not hold. RLIMIT_CPU is a backstop.
 """
 
 from __future__ import annotations
@@ -97,15 +100,38 @@ def _session_members(sid: int) -> list[int]:
     return out
 
 
-def _rlimits(cpu_seconds: float, dropped: bool) -> None:
+def tasks_of(uid: int) -> int:
+    """How many tasks (threads of every process) run with real user id `uid`: what RLIMIT_NPROC counts."""
+    count = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status", "rb") as f:
+                status = f.read()
+        except OSError:
+            continue
+        fields = dict(line.split(b":", 1) for line in status.splitlines() if b":" in line)
+        try:
+            if int(fields[b"Uid"].split()[0]) == uid:
+                count += int(fields[b"Threads"])
+        except (KeyError, ValueError, IndexError):
+            continue
+    return count
+
+
+def _rlimits(cpu_seconds: float, nproc: int) -> None:
     cap = int(cpu_seconds) + 2
     resource.setrlimit(resource.RLIMIT_CPU, (cap, cap + 1))
     resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if dropped:
-        # Counts every process of the sandbox user, so only set when that user is not the runner's own.
-        resource.setrlimit(resource.RLIMIT_NPROC, (256, 256))
+    # The user's tasks and this one: any fork or thread of the strategy then fails (EAGAIN). Checked when the
+    # strategy's user takes over this process too, so it must leave room for it (not be lower than needed).
+    hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    if hard != resource.RLIM_INFINITY:
+        nproc = min(nproc, hard)
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 
 
 class StrategyProcess:
@@ -127,6 +153,8 @@ class StrategyProcess:
         self._buffer = b""
         self._eof = False
         self._last_scan = 0.0
+        # Counted before the fork: the strategy itself is the one task more its limit allows.
+        nproc = tasks_of(user.uid if user else os.getuid()) + 1
         with stderr_path.open("wb") as err:
             self.proc = subprocess.Popen(
                 [*prefix, *argv],
@@ -141,7 +169,7 @@ class StrategyProcess:
                 group=user.gid if user and not prefix else None,
                 extra_groups=[] if user and not prefix else None,
                 umask=0o077,
-                preexec_fn=lambda: _rlimits(limits.cpu_seconds, user is not None),
+                preexec_fn=lambda: _rlimits(limits.cpu_seconds, nproc),
             )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in = self.proc.stdin.fileno()
