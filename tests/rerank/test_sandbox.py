@@ -93,3 +93,13 @@ def test_a_strategy_is_one_process_with_one_thread(tiny_llm, pool, short_limits,
         assert what.startswith("refused: "), (way, what)
     assert "Resource temporarily unavailable" in report["setsid_grandchild"]
     assert len(outcome.ids) == 10
+
+
+def test_a_runner_without_a_user_to_switch_to_says_so(tiny_llm, short_limits, script, monkeypatch,  # noqa: ANN001
+                                                      capsys) -> None:  # noqa: ANN001
+    import citator.rerank.runner as runner_module
+
+    monkeypatch.setattr(runner_module, "sandbox_user", lambda name: None)  # what a runner that is not root gets
+    runner = Runner(tiny_llm, script("probe.py"), short_limits)
+    assert runner.user is None
+    assert "strategies run as this runner's own user" in capsys.readouterr().err

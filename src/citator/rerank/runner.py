@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -57,6 +58,11 @@ class Runner:
         self.user: SandboxUser | None = sandbox_user(user) if user else None
         if user is None and os.geteuid() == 0:
             raise RerankError("refusing to run strategies as root; pass user='nobody' (the default)")
+        if self.user is None:
+            # Said, not refused: without root there is no other user to switch to (summary.json: strategy_user null).
+            print("citator rerank: not root, so strategies run as this runner's own user: one could signal the "
+                  "runner or edit its files (run as root to run them as an unprivileged user of their own)",
+                  file=sys.stderr)
         self.python = strategy_python(self.user, python)
         # Best effort: no network for strategies when the host allows a network namespace (root only).
         self.isolation = network_isolation(self.user) if isolate_network else []
