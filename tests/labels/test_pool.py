@@ -10,7 +10,7 @@ import pytest
 
 from citator.errors import PoolError
 from citator.labels import ReviewItem, keyword_order, read_pool
-from fixtures.review_run import build_run, sha
+from fixtures.review_run import build_run, captioned_sha, sha
 
 
 def _rewrite(run: Path, change) -> None:  # type: ignore[no-untyped-def]
@@ -25,7 +25,8 @@ def test_reads_items_without_rank_or_scores(tmp_path: Path) -> None:
     fields = {f.name for f in dataclasses.fields(ReviewItem)}
     assert not {f for f in fields if "rank" in f or "score" in f or "grade" in f or "useful" in f}
     first = entries[0].item
-    assert first.query_sha256 == sha(first.query) and first.section_sha256 == sha(first.section_text)
+    assert first.query_sha256 == sha(first.query)
+    assert first.section_sha256 == captioned_sha(first.heading, first.section_text)
 
 
 def test_keyword_order_follows_keyword_rank_not_file_order(tmp_path: Path) -> None:
@@ -39,6 +40,14 @@ def test_a_hash_that_does_not_match_its_text_is_an_error(tmp_path: Path) -> None
     run = build_run(tmp_path / "run")
     _rewrite(run, lambda rows: rows[2].update(passage=rows[2]["passage"] + " (edited)"))
     with pytest.raises(PoolError, match=r'pool.jsonl line 3 field "passage_sha256"'):
+        read_pool(run)
+
+
+@pytest.mark.parametrize(("field", "hashed"), [("caption", "passage_sha256"), ("heading", "section_sha256")])
+def test_a_caption_or_heading_edited_after_hashing_is_an_error(tmp_path: Path, field: str, hashed: str) -> None:
+    run = build_run(tmp_path / "run")
+    _rewrite(run, lambda rows: rows[2].update({field: "Repealed."}))
+    with pytest.raises(PoolError, match=f'pool.jsonl line 3 field "{hashed}"'):
         read_pool(run)
 
 

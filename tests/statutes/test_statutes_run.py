@@ -13,7 +13,7 @@ import pytest
 from citator.bench.statutes.pool import POOL_KEYS, POOL_SIZE
 from citator.bench.statutes.receipts import Budget, preflight_tokens
 from citator.bench.statutes.run import RunConfig, run_statutes
-from citator.data.hashing import sha256_text
+from citator.data.hashing import sha256_captioned, sha256_text
 from citator.errors import ReceiptError
 from citator.providers.base import ChatProvider, Exchange
 
@@ -62,8 +62,9 @@ def test_keyword_only_run_writes_the_contract(tmp_path: Path, nrs_sections: Path
     assert len(lines) == 6 * POOL_SIZE
     for line in lines:
         assert tuple(line) == POOL_KEYS
-        assert line["section_sha256"] == sha256_text(line["section_text"])
-        assert line["passage_sha256"] == sha256_text(line["passage"])
+        # Each text is bound together with the heading or caption shown above it.
+        assert line["section_sha256"] == sha256_captioned(line["heading"], line["section_text"])
+        assert line["passage_sha256"] == sha256_captioned(line["caption"], line["passage"])
         assert len(line["passage"].encode()) <= 1200 and line["passage"] in line["section_text"]
     assert sorted({x["keyword_rank"] for x in lines}) == list(range(1, POOL_SIZE + 1))
     for name in ("manifest.json", "metrics.json", "report.md", "report.html", "usage.json", "failures.jsonl",
@@ -240,3 +241,28 @@ def test_cli_reads_the_label_store_directly(tmp_path: Path, nrs_sections: Path, 
     for path in (tmp_path / "run").rglob("*"):
         if path.is_file():
             assert b"private note" not in path.read_bytes(), path
+
+
+def test_a_label_goes_stale_when_only_the_heading_it_was_shown_changes(tmp_path: Path, nrs_sections: Path,
+                                                                        nrs_suite: Path) -> None:
+    _, out = _run(tmp_path, nrs_sections, nrs_suite, None)
+    items = [json.loads(x) for x in (out / "pool.jsonl").read_text().splitlines()]
+    item = next(x for x in items if x["query_id"] == "nrs-dev-11" and x["doc_id"] == "NRS 0.020")
+    label = {"query_id": item["query_id"], "doc_id": item["doc_id"], "reviewer": "ann", "section_grade": 3,
+             "passage_grade": 3, "query_sha256": sha256_text(item["query"]), "section_sha256": item["section_sha256"],
+             "passage_sha256": item["passage_sha256"], "complete": True}
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps(label) + "\n")
+    metrics, _ = _run(tmp_path, nrs_sections, nrs_suite, None, name="same", labels=labels)
+    assert (metrics["human_labels"]["labels_used"], metrics["human_labels"]["labels_stale"]) == (1, 0)
+    # The same text under a heading that now says it was repealed: the grade was given for what no longer shows.
+    sections = [json.loads(x) for x in nrs_sections.read_text(encoding="utf-8").splitlines()]
+    changed = next(s for s in sections if s["doc_id"] == "NRS 0.020")
+    changed["title"] = "Repealed."  # a section's heading is its title field
+    edited = tmp_path / "sections.jsonl"
+    edited.write_text("".join(json.dumps(s) + "\n" for s in sections), encoding="utf-8")
+    metrics, out = _run(tmp_path, edited, nrs_suite, None, name="renamed", labels=labels)
+    assert (metrics["human_labels"]["labels_used"], metrics["human_labels"]["labels_stale"]) == (0, 1)
+    again = next(json.loads(x) for x in (out / "pool.jsonl").read_text().splitlines()
+                 if json.loads(x)["doc_id"] == "NRS 0.020" and json.loads(x)["query_id"] == "nrs-dev-11")
+    assert again["section_text"] == item["section_text"] and again["passage"] == item["passage"]

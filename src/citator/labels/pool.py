@@ -8,7 +8,7 @@ from pathlib import Path
 
 from citator.data.jsonl import iter_jsonl, require_str
 from citator.errors import PoolError
-from citator.data.hashing import sha256_text
+from citator.data.hashing import sha256_captioned, sha256_text
 from citator.labels.records import ReviewItem
 
 POOL_FILE = "pool.jsonl"
@@ -34,10 +34,12 @@ def read_pool(run_dir: str | Path) -> list[PoolEntry]:
     per_query: dict[str, tuple[tuple[str, str, str, str], int]] = {}
     for line, obj in iter_jsonl(path, PoolError):
         text = {k: require_str(obj, k, path, line, PoolError, nonempty=k not in _MAY_BE_EMPTY) for k in _TEXT_FIELDS}
-        for text_field, hash_field in (("section_text", "section_sha256"), ("passage", "passage_sha256")):
+        for heading, text_field, hash_field in (("heading", "section_text", "section_sha256"),
+                                                ("caption", "passage", "passage_sha256")):
             given = require_str(obj, hash_field, path, line, PoolError)
-            if given != sha256_text(text[text_field]):
-                raise PoolError(path, line, f"is not the sha256 of {text_field}: rebuild the pool", field=hash_field)
+            if given != sha256_captioned(text[heading], text[text_field]):
+                raise PoolError(path, line, f"is not the sha256 of {heading} and {text_field}: rebuild the pool",
+                                field=hash_field)
         rank = obj.get("keyword_rank")
         if not isinstance(rank, int) or isinstance(rank, bool) or rank < 1:
             raise PoolError(path, line, f"expected an integer >= 1, got {rank!r}", field="keyword_rank")

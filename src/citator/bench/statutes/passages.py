@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from citator.data.hashing import sha256_text
+from citator.data.hashing import sha256_captioned
 from citator.data.statutes import StatuteSection
 
 PASSAGE_VERSION = "window-1200B-idf-v1"
@@ -16,14 +16,15 @@ MAX_PASSAGE_BYTES = 1200
 
 @dataclass(frozen=True)
 class Passage:
-    """What the grader sees of one section: caption (citation and heading) and an excerpt, both hashed."""
+    """What the grader sees of one section: caption (citation and heading) and an excerpt, hashed together."""
 
     caption: str
     text: str
 
     @property
     def sha256(self) -> str:
-        return sha256_text(self.text)
+        # The caption is part of what a grade was given for: a heading that turns into "Repealed." changes it.
+        return sha256_captioned(self.caption, self.text)
 
 
 def caption(section: StatuteSection) -> str:
