@@ -36,7 +36,8 @@ def test_search_is_valid_and_finds_relevant_documents(small_index: Path, small_s
     assert evaluate(read_ground_truth(small_stance_set["gt"]), run, ["ndcg@10"])["ndcg@10"] > 0.5
 
 
-@pytest.mark.parametrize("damage", ["missing", "no-manifest", "corrupt", "foreign-format", "missing-part"])
+@pytest.mark.parametrize("damage", ["missing", "no-manifest", "corrupt", "not-an-object", "odd-encoder",
+                                    "foreign-format", "missing-part"])
 def test_broken_indexes_are_refused(small_index: Path, tmp_path: Path, damage: str) -> None:
     broken = tmp_path / "index"
     if damage != "missing":
@@ -46,6 +47,11 @@ def test_broken_indexes_are_refused(small_index: Path, tmp_path: Path, damage: s
         manifest.unlink()
     elif damage == "corrupt":
         manifest.write_text('{"format": "citator-stance-index/1", "complete": tr')
+    elif damage == "not-an-object":
+        manifest.write_text("[]")
+    elif damage == "odd-encoder":
+        obj = json.loads(manifest.read_text())
+        manifest.write_text(json.dumps(dict(obj, encoder=["a", "list"])))
     elif damage == "foreign-format":
         obj = json.loads(manifest.read_text())
         manifest.write_text(json.dumps(dict(obj, format="something-else/9")))

@@ -64,6 +64,8 @@ def read_manifest(index_dir: Path) -> Manifest:
         raise IndexDirError(f"{index_dir}: no {MANIFEST} (half-written or not an index); rebuild with build.sh")
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(obj, dict):
+            raise TypeError(f"a JSON {type(obj).__name__}, not an object")
         if obj.get("format") != FORMAT or obj.get("complete") is not True:
             raise IndexDirError(f"{path}: format {obj.get('format')!r} is not {FORMAT!r} or build incomplete; rebuild")
         manifest = Manifest(
@@ -76,7 +78,7 @@ def read_manifest(index_dir: Path) -> Manifest:
             encoder_sha256=obj["encoder"].get("sha256"),
             passage_rules=obj.get("passage_rules"),
         )
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise IndexDirError(f"{path}: corrupt manifest ({type(exc).__name__}: {exc}); rebuild with build.sh") from None
     parts = ["doc_ids.json", "passage_starts.npy", "dense.npy", "lexical_doc", "lexical_passage"]
     if manifest.artifacts_path is not None:
