@@ -67,6 +67,20 @@ def test_non_utf8_bytes_are_named(tmp_path: Path) -> None:
         read_corpus(p)
 
 
+def test_a_lone_surrogate_escape_is_named_and_a_pair_is_a_character(tmp_path: Path) -> None:
+    p = tmp_path / "queries.jsonl"
+    p.write_text('{"query_id": "a", "text": "emoji \\ud83d\\ude00 ok", "stance": "all"}\n'
+                 '{"query_id": "b", "text": "abortion \\ud800 rights", "stance": "all"}\n')
+    with pytest.raises(QueryError, match=r'^queries.jsonl line 2 field "text": holds a lone UTF-16 surrogate'):
+        read_queries(p)
+    p.write_text('{"query_id": "a", "text": "emoji \\ud83d\\ude00 ok", "stance": "all"}\n')
+    assert read_queries(p)[0].text == "emoji \U0001f600 ok"
+    p = tmp_path / "corpus.jsonl"
+    p.write_text('{"doc_id": "\\udc00", "title": "", "text": "x"}\n')
+    with pytest.raises(CorpusError, match='line 1 field "doc_id": holds a lone UTF-16 surrogate'):
+        read_corpus(p)
+
+
 def test_line_over_10_mb_is_refused(tmp_path: Path) -> None:
     p = tmp_path / "corpus.jsonl"
     big = json.dumps({"doc_id": "b", "title": "", "text": "x" * MAX_LINE_BYTES})
