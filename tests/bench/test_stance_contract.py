@@ -87,6 +87,24 @@ def test_stale_server_is_never_used(served_index: Path, small_stance_set: dict[s
         manifest.write_text(original)
 
 
+def test_a_stopped_server_is_given_up_on_at_once(served_index: Path, small_stance_set: dict[str, Path],
+                                                 tmp_path: Path) -> None:
+    # A stopped (or hung) server still accepts the connection: only the missing acknowledgement tells, and run.sh
+    # must not spend its 20 s waiting for an answer before it searches in-process.
+    pid = json.loads((served_index / "service" / "ready.json").read_text())["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        out = tmp_path / "results.jsonl"
+        done = run_sh(served_index, small_stance_set["queries"], out)
+        assert done.returncode == 0, done.stderr
+        assert "(in-process, since the server sent no acknowledgement in time," in done.stderr
+        check_output(out, small_stance_set, served_index)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    done = run_sh(served_index, small_stance_set["queries"], tmp_path / "again.jsonl")
+    assert done.returncode == 0 and "(server," in done.stderr, done.stderr
+
+
 def test_unprivileged_user_and_read_only_code(served_index: Path, small_stance_set: dict[str, Path]) -> None:
     if os.geteuid() != 0:
         pytest.skip("needs root to switch to the nobody user")

@@ -1,7 +1,10 @@
 """The search service's wire format and where its files live inside the index directory.
 
-One JSON line per request and per reply over a Unix socket. A request carries the fingerprint of the
-index the client expects; a server built for another index refuses it, so it can never answer stale.
+One JSON line per request over a Unix socket; the server answers with an acknowledgement line as soon as it has
+read the request (`{"accepted": N}`), then with the reply line. A request carries the fingerprint of the index the
+client expects; a server built for another index refuses it, so it can never answer stale. The acknowledgement lets
+a client tell a stopped, hung or busy server from a slow search at once, and search in-process while run.sh still
+has the time to.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import contextlib
 import json
 import os
 import socket
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +25,13 @@ SOCKET_NAME = "search.sock"
 READY_NAME = "ready.json"
 PID_NAME = "server.pid"
 MAX_REPLY_BYTES = 256 * 1024 * 1024
+# A live server acknowledges a request within milliseconds of reading it; one that has not within this long is
+# stopped, hung or busy with another client.
+ACCEPT_SECONDS = 1.5
+
+
+class ServiceUnavailable(Exception):
+    """The server gave no usable answer; the message says why (for run.sh's report)."""
 
 
 def service_dir(index_dir: Path) -> Path:
@@ -53,26 +64,49 @@ def decode_results(reply: dict[str, Any]) -> list[ResultLine]:
     ]
 
 
-def ask(index_dir: Path, payload: bytes, timeout: float) -> dict[str, Any]:
-    """Send one request line and read one reply line; raises OSError/ValueError on any failure."""
+class _Lines:
+    """Reply lines from a socket, each read by a deadline."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buffer = b""
+
+    def next(self, deadline: float, what: str) -> dict[str, Any]:
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ServiceUnavailable(f"the server sent no {what} in time")
+            self.sock.settimeout(left)
+            try:
+                chunk = self.sock.recv(1 << 20)
+            except TimeoutError:
+                raise ServiceUnavailable(f"the server sent no {what} in time") from None
+            if not chunk:
+                raise ServiceUnavailable(f"the server closed the connection before its {what}")
+            self.buffer += chunk
+            if len(self.buffer) > MAX_REPLY_BYTES:
+                raise ServiceUnavailable(f"the server's {what} is over {MAX_REPLY_BYTES} bytes")
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        reply = json.loads(line.decode("utf-8"))
+        if not isinstance(reply, dict):
+            raise ValueError(f"the server's {what} is not a JSON object")
+        return reply
+
+
+def ask(index_dir: Path, payload: bytes, timeout: float, accept_timeout: float = ACCEPT_SECONDS) -> dict[str, Any]:
+    """Send one request line, then read the acknowledgement (within `accept_timeout`) and the reply (within
+    `timeout` of the start); raises ServiceUnavailable, OSError or ValueError on any failure."""
+    start = time.monotonic()
     directory = service_dir(index_dir)
     with short_socket_path(directory) as path, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(timeout)
+        sock.settimeout(min(accept_timeout, timeout))
         sock.connect(path)
         sock.sendall(payload)
-        chunks, size = [], 0
-        while True:
-            chunk = sock.recv(1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if chunk.endswith(b"\n") or size > MAX_REPLY_BYTES:
-                break
-    reply = json.loads(b"".join(chunks).decode("utf-8"))
-    if not isinstance(reply, dict):
-        raise ValueError("reply is not an object")
-    return reply
+        lines = _Lines(sock)
+        ack = lines.next(start + min(accept_timeout, timeout), "acknowledgement")
+        if "accepted" not in ack:
+            raise ServiceUnavailable("the server did not acknowledge the request (a server of an older version?)")
+        return lines.next(start + timeout, "answer")
 
 
 def _check_alive(pid: int) -> None:
@@ -85,20 +119,27 @@ def _check_alive(pid: int) -> None:
 
 def search_via_service(
     index_dir: Path, fingerprint: str, queries: Sequence[Query], k: int, timeout: float = 10.0
-) -> list[ResultLine] | None:
-    """Results from a live server for this exact index, or None (absent, dead, stale or wrong answer)."""
+) -> tuple[list[ResultLine] | None, str]:
+    """Results from a live server for this exact index, or None and why not (absent, dead, stopped or hung,
+    stale, or a wrong answer)."""
     ready = service_dir(index_dir) / READY_NAME
     try:
         info = json.loads(ready.read_text(encoding="utf-8"))
         if info.get("fingerprint") != fingerprint:
-            return None
+            return None, "the running server holds another build of the index"
         _check_alive(int(info["pid"]))
         reply = ask(index_dir, encode_request(fingerprint, queries, k), timeout)
         if reply.get("fingerprint") != fingerprint or "results" not in reply:
-            return None
+            return None, f"the server refused the request: {reply.get('error', 'no results')}"
         results = decode_results(reply)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    except FileNotFoundError:
+        return None, "no server is running"
+    except ProcessLookupError:
+        return None, "the server has died"
+    except ServiceUnavailable as exc:
+        return None, str(exc)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return None, f"no usable answer from the server ({type(exc).__name__}: {exc})"
     if [r.query_id for r in results] != [q.query_id for q in queries]:
-        return None
-    return results
+        return None, "the server answered other queries"
+    return results, "server"
