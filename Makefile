@@ -1,5 +1,6 @@
 # Two set-up commands: `make demo` and `make test`. Each creates .venv and installs what it needs.
-PYTHON ?= python3
+# A Python every user can run (scripts/find_python.sh): run.sh runs as an unprivileged user, through .venv.
+PYTHON ?= $(shell bash scripts/find_python.sh)
 VENV := .venv
 BIN := $(VENV)/bin
 # torch==2.13.0 goes in the same pip command as everything that depends on it (else pip pulls a CUDA build).

@@ -125,14 +125,18 @@ def test_unprivileged_user_and_read_only_code(served_index: Path, small_stance_s
         os.chmod(work, 0o777)
         shutil.copytree(served_index, work / "index", ignore=shutil.ignore_patterns("service"))
         subprocess.run(["chown", "-R", f"{nobody.pw_uid}:{nobody.pw_gid}", str(work)], check=True)
-        # The venv's interpreter links into /root, which nobody cannot enter; Debian's python3 (same 3.11 ABI)
-        # runs the read-only code with the venv's packages instead.
-        site = next(Path(sys.prefix).glob("lib/python3.*/site-packages"))
-        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{code / 'src'}:{site}", "HOME": "/nonexistent",
-               "CITATOR_PYTHON": "/usr/bin/python3"}
+        # run.sh finds the environment it was installed with, `.venv` beside it, as the evaluator's user does: its
+        # interpreter must be one every user can run (the Makefile picks such a base, scripts/find_python.sh). The
+        # read-only copy of the code comes first on the path.
+        os.chmod(code, 0o755)
+        (code / ".venv").symlink_to(sys.prefix)
+        os.chmod(code, 0o555)
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(code / "src"), "HOME": "/nonexistent"}
         out = work / "results.jsonl"
         done = sh(code / "run.sh", "--index-dir", work / "index", "--queries", queries, "--output", out, "--top-k", "10",
                   user="nobody", env=env, cwd=work)
+        assert "cannot be run by this user" not in done.stderr, (
+            f"{sys.executable} cannot be run by nobody: rebuild .venv with make (it picks a Python every user can run)")
         assert done.returncode == 0, done.stderr
         check_output(out, small_stance_set, work / "index")
         assert not any(code.rglob("__pycache__"))  # nothing was written into the code directory
@@ -179,3 +183,25 @@ def test_bad_inputs_fail_clearly_and_write_nothing(served_index: Path, small_sta
     assert done.returncode != 0 and 'duplicate doc_id "a"' in done.stderr
     assert not (tmp_path / "idx" / "manifest.json").exists()
     assert list(tmp_path.glob("**/*.tmp")) == [] and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.parametrize("first_line", ["#!/bin/sh", "#!/usr/bin/env sh"])
+def test_scripts_run_an_installed_citator_whatever_its_first_line(tmp_path: Path, small_stance_set: dict[str, Path],
+                                                                  first_line: str) -> None:
+    # No .venv beside the scripts: they fall back to `citator` on PATH. pip writes a /bin/sh trampoline when the
+    # interpreter's path holds a space; reading the interpreter off the first line ran `/bin/sh -m citator...`.
+    code = tmp_path / "code"
+    code.mkdir()
+    for name in ("build.sh", "run.sh", "scripts"):
+        src = REPO / name
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, code / name)
+    bin_dir = tmp_path / "bin dir"
+    bin_dir.mkdir()
+    entry = bin_dir / "citator"
+    entry.write_text(f'{first_line}\nexec "{sys.executable}" -m citator.cli.main "$@"\n')
+    entry.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = sh(code / "run.sh", "--index-dir", tmp_path / "no-index", "--queries", small_stance_set["queries"],
+              "--output", tmp_path / "out.jsonl", env=env)
+    # citator's own CLI answered (a clear error for the missing index), not the shell.
+    assert done.returncode == 2 and "index directory not found; run build.sh first" in done.stderr, done.stderr
