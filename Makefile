@@ -9,7 +9,8 @@ PIP_INSTALL := $(BIN)/python -m pip install --disable-pip-version-check -q -c re
 .PHONY: demo test install install-test artifacts clean
 
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv $(VENV) || { echo "$(PYTHON) could not make a venv; using python3 (unprivileged users may not run it)"; \
+	  rm -rf $(VENV); python3 -m venv $(VENV); }
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml requirements/constraints.txt
 	$(PIP_INSTALL) -e ".[server]"
