@@ -57,14 +57,27 @@ def test_a_key_read_with_its_newline_is_sent_without_it(fake_server, monkeypatch
     assert [json.loads(x)["authorization"] for x in Path(log).read_text().splitlines()] == ["Bearer sk-abc"]
 
 
-def test_a_key_no_header_can_carry_is_not_sent_and_not_echoed(fake_server, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    base_url, log = fake_server(0.0)
+def test_a_key_no_header_can_carry_is_refused_before_any_request(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CITATOR_KEY_UNDER_TEST", "sk-abc\ndef")
-    provider = OpenAIHTTPProvider(base_url, "fake", "fake-grader-2026-01-01", api_key_env="CITATOR_KEY_UNDER_TEST")
-    bad = provider.send(chat_payload(provider.request_model, [{"role": "user", "content": "[C1] x"}], 8))
-    assert bad.status == 0 and "CITATOR_KEY_UNDER_TEST holds a character" in bad.error
-    assert "sk-abc" not in bad.error and "def" not in bad.error
-    assert not Path(log).exists() or Path(log).read_text() == ""  # nothing reached the server
+    with pytest.raises(ProviderError) as err:
+        OpenAIHTTPProvider("http://127.0.0.1:9/v1", "fake", api_key_env="CITATOR_KEY_UNDER_TEST")
+    assert "CITATOR_KEY_UNDER_TEST holds a character" in str(err.value)
+    assert "sk-abc" not in str(err.value) and "def" not in str(err.value)
+    monkeypatch.setenv("CITATOR_KEY_UNDER_TEST", "\ufeffsk-abc\r\n")  # a Notepad file's BOM goes too
+    assert OpenAIHTTPProvider("http://127.0.0.1:9/v1", "m", api_key_env="CITATOR_KEY_UNDER_TEST")._key() == "sk-abc"
+
+
+def test_a_response_that_echoes_the_key_is_stored_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    def post(*args, headers, **kwargs):  # type: ignore[no-untyped-def]  # a proxy that quotes the key back
+        key = headers["Authorization"].removeprefix("Bearer ")
+        return httpx.Response(401, json={"error": {"message": f"Invalid API key: {key}", key: [key]}})
+
+    monkeypatch.setenv("CITATOR_KEY_UNDER_TEST", "sk-live-SECRET")
+    monkeypatch.setattr(httpx, "post", post)
+    provider = OpenAIHTTPProvider("http://127.0.0.1:9/v1", "m", api_key_env="CITATOR_KEY_UNDER_TEST")
+    exchange = provider.send(chat_payload("m", [{"role": "user", "content": "x"}], 4))
+    assert exchange.status == 401
+    assert exchange.body == {"error": {"message": "Invalid API key: ***", "***": ["***"]}}
 
 
 def test_an_error_that_quotes_the_key_is_redacted(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from typing import Any
-
 from urllib.parse import urlsplit
 
 import httpx
@@ -35,6 +34,10 @@ class OpenAIHTTPProvider(ChatProvider):
         self.version = version or model
         self.api_key_env = api_key_env
         self.timeout_s = timeout_s
+        key = self._key()
+        if key is not None and not _header_safe(key):
+            # Refused before any request, so that no receipt is spent on it (a failed receipt is never re-sent).
+            raise ProviderError(_UNSAFE_KEY.format(env=api_key_env))
 
     def describe(self) -> dict[str, Any]:
         # The env var's name is configuration; its value is a credential and never leaves this object.
@@ -42,9 +45,9 @@ class OpenAIHTTPProvider(ChatProvider):
                 "api_key_env": self.api_key_env}
 
     def _key(self) -> str | None:
-        """The key from the environment, surrounding white space (a file's newline) removed."""
-        key = (os.environ.get(self.api_key_env) or "").strip() if self.api_key_env else ""
-        return key or None
+        """The key from the environment, surrounding white space and byte-order marks (a file's) removed."""
+        key = (os.environ.get(self.api_key_env) or "") if self.api_key_env else ""
+        return key.strip().strip("\ufeff").strip() or None
 
     def _headers(self, key: str | None) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
@@ -59,9 +62,9 @@ class OpenAIHTTPProvider(ChatProvider):
     def send(self, payload: Mapping[str, Any]) -> Exchange:
         key = self._key()
         if key is not None and not _header_safe(key):
-            # Sent, such a key would fail in the HTTP library, whose error quotes the header: recorded in receipts.
-            return Exchange(0, None, f"${self.api_key_env} holds a character an HTTP header cannot carry "
-                                     "(the key is not shown); nothing was sent")
+            # The variable changed since construction. Sent, such a key would fail in the HTTP library, whose error
+            # quotes the header.
+            return Exchange(0, None, _UNSAFE_KEY.format(env=self.api_key_env) + "; nothing was sent")
         try:
             response = httpx.post(f"{self.base_url}/chat/completions", json=dict(payload), headers=self._headers(key),
                                   timeout=self.timeout_s)
@@ -71,6 +74,8 @@ class OpenAIHTTPProvider(ChatProvider):
             parsed: Any = response.json()
         except ValueError:
             parsed = response.text
+        # What comes back is stored as it came, but for the key: a proxy may echo it ("Invalid API key: sk-...").
+        parsed = redact_all(parsed, key)
         if response.status_code != 200:
             return Exchange(response.status_code, parsed, f"HTTP {response.status_code}")
         served = parsed.get("model") if isinstance(parsed, dict) else None
@@ -87,3 +92,19 @@ def _header_safe(value: str) -> bool:
 def redact(text: str, secret: str | None) -> str:
     """`text` with every occurrence of `secret` replaced, so that no error message carries it."""
     return text.replace(secret, "***") if secret else text
+
+
+def redact_all(value: Any, secret: str | None) -> Any:
+    """A parsed JSON value with `secret` replaced in every string, keys included."""
+    if not secret:
+        return value
+    if isinstance(value, str):
+        return redact(value, secret)
+    if isinstance(value, list):
+        return [redact_all(v, secret) for v in value]
+    if isinstance(value, dict):
+        return {redact(k, secret): redact_all(v, secret) for k, v in value.items()}
+    return value
+
+
+_UNSAFE_KEY = "${env} holds a character an HTTP header cannot carry (the key is not shown)"

@@ -66,7 +66,8 @@ def serve(model_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8000, s
     """Load the model and serve until interrupted; the key is read from `api_key_env` and never printed."""
     import uvicorn
 
-    key = os.environ.get(api_key_env) if api_key_env else None
+    # Stripped as the client strips it: the same file's value, newline and all, must match on both sides.
+    key = (os.environ.get(api_key_env) or "").strip().strip("\ufeff").strip() if api_key_env else None
     if api_key_env and not key:
         raise ProviderError(f"--api-key-env {api_key_env}: that environment variable is not set")
     model = LocalChatModel(model_dir, device=device)
