@@ -205,3 +205,18 @@ def test_scripts_run_an_installed_citator_whatever_its_first_line(tmp_path: Path
               "--output", tmp_path / "out.jsonl", env=env)
     # citator's own CLI answered (a clear error for the missing index), not the shell.
     assert done.returncode == 2 and "index directory not found; run build.sh first" in done.stderr, done.stderr
+
+
+def test_a_server_holding_one_client_still_answers_another(served_index: Path, small_stance_set: dict[str, Path],
+                                                           tmp_path: Path) -> None:
+    import socket
+
+    from citator.retrieve.service_protocol import service_dir, short_socket_path
+
+    # A client that connects and never finishes its request line: a server reading one client at a time would
+    # leave run.sh unacknowledged, and run.sh would search cold beside it.
+    with short_socket_path(service_dir(served_index)) as path, socket.socket(socket.AF_UNIX) as idle:
+        idle.connect(path)
+        idle.sendall(b'{"fingerprint": "')
+        done = run_sh(served_index, small_stance_set["queries"], tmp_path / "results.jsonl")
+    assert done.returncode == 0 and "(server," in done.stderr, done.stderr

@@ -1,9 +1,9 @@
 """The search service's wire format and where its files live inside the index directory.
 
 One JSON line per request over a Unix socket; the server answers with an acknowledgement line as soon as it has
-read the request (`{"accepted": N}`), then with the reply line. A request carries the fingerprint of the index the
+read the request (`{"accepted": true}`), then with the reply line. A request carries the fingerprint of the index the
 client expects; a server built for another index refuses it, so it can never answer stale. The acknowledgement lets
-a client tell a stopped, hung or busy server from a slow search at once, and search in-process while run.sh still
+a client tell a stopped or hung server from a slow or queued search at once, and search in-process while run.sh still
 has the time to.
 """
 
@@ -26,7 +26,7 @@ READY_NAME = "ready.json"
 PID_NAME = "server.pid"
 MAX_REPLY_BYTES = 256 * 1024 * 1024
 # A live server acknowledges a request within milliseconds of reading it; one that has not within this long is
-# stopped, hung or busy with another client.
+# stopped or hung (a busy one acknowledges on another thread and queues the search).
 ACCEPT_SECONDS = 1.5
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import socketserver
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -46,17 +47,26 @@ def serve(index_dir: str | Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         ready.unlink()
 
+    # One search at a time (the searcher holds one set of buffers, and 2 cores gain nothing from two), but every
+    # connection is read and acknowledged at once on its own thread: a client waiting behind another's search
+    # knows the server is alive, and only a stopped or hung server goes unacknowledged.
+    searching = threading.Lock()
+
     class Handler(socketserver.StreamRequestHandler):
         def handle(self) -> None:
             raw = self.rfile.readline(MAX_REPLY_BYTES)
-            # At once: the client falls back in-process when this does not come (a stopped or busy server).
             self.wfile.write(b'{"accepted": true}\n')
-            self.wfile.write((json.dumps(_answer(searcher, fingerprint, raw)) + "\n").encode())
+            with searching:
+                answer = _answer(searcher, fingerprint, raw)
+            self.wfile.write((json.dumps(answer) + "\n").encode())
+
+    class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+        daemon_threads = True
 
     with short_socket_path(directory) as path:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
-        server = socketserver.UnixStreamServer(path, Handler)
+        server = Server(path, Handler)
     os.chmod(directory / "search.sock", 0o666)
     for lexical in (searcher.lexical_doc, searcher.lexical_passage, searcher.lexical_expanded):
         if lexical is not None:
