@@ -79,6 +79,13 @@ def test_a_lone_surrogate_escape_is_named_and_a_pair_is_a_character(tmp_path: Pa
     p.write_text('{"doc_id": "\\udc00", "title": "", "text": "x"}\n')
     with pytest.raises(CorpusError, match='line 1 field "doc_id": holds a lone UTF-16 surrogate'):
         read_corpus(p)
+    p.write_text('{"doc_id": "a", "title": "T \\udc00", "text": "x"}\n')
+    with pytest.raises(CorpusError, match='line 1 field "title": holds a lone UTF-16 surrogate'):
+        read_corpus(p)
+    # A field no reader uses is kept as it is: extra keys are allowed, and nothing reads this one.
+    p = tmp_path / "extra.jsonl"
+    p.write_text('{"query_id": "a", "text": "x", "stance": "all", "note": "\\ud800"}\n')
+    assert [q.query_id for q in read_queries(p)] == [q.query_id for q in read_queries(p, lenient=True)] == ["a"]
 
 
 def test_line_over_10_mb_is_refused(tmp_path: Path) -> None:

@@ -21,11 +21,8 @@ def iter_corpus(path: str | Path, *, lenient: bool = False) -> Iterator[Document
     seen: dict[str, int] = {}
     for line, obj in iter_jsonl(path, CorpusError):
         doc_id = require_unique_str(obj, "doc_id", seen, path, line, CorpusError)
-        title = obj.get("title", "")
-        if title is None:
-            title = ""
-        if not isinstance(title, str):
-            raise CorpusError(path, line, f"expected a string, got {type(title).__name__}", field="title")
+        # Optional: missing or null is an empty title, anything else is checked as a string.
+        title = "" if obj.get("title") is None else require_str(obj, "title", path, line, CorpusError, nonempty=False)
         text = require_str(obj, "text", path, line, CorpusError, nonempty=False)
         if not (text.strip() or title.strip()):
             if not lenient:

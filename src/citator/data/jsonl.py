@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -12,8 +11,6 @@ from typing import IO, Any
 from citator.errors import DataError
 
 MAX_LINE_BYTES = 10 * 1024 * 1024
-# A JSON escape of a UTF-16 surrogate: a pair decodes to one character, a lone one to no character at all.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _open_binary(path: Path) -> IO[bytes]:
@@ -50,31 +47,7 @@ def iter_jsonl(path: str | Path, error: type[DataError] = DataError) -> Iterator
                 raise error(path, line_no, f"malformed JSON: {exc.msg} at column {exc.colno}") from None
             if not isinstance(obj, dict):
                 raise error(path, line_no, f"expected a JSON object, got {type(obj).__name__}")
-            if _SURROGATE_ESCAPE.search(text):
-                field = _lone_surrogate_field(obj)
-                if field is not None:
-                    # No UTF-8 text can hold it: it would fail later, in a tokenizer or a writer, naming nothing.
-                    raise error(path, line_no, "holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is no "
-                                "character: escape the pair or the character itself", field=field)
             yield line_no, obj
-
-
-def _has_lone_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        return any("\ud800" <= c <= "\udfff" for c in value)
-    if isinstance(value, list):
-        return any(_has_lone_surrogate(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
-    return False
-
-
-def _lone_surrogate_field(obj: dict[str, Any]) -> str | None:
-    """The first top-level field whose name or value holds a lone surrogate."""
-    for key, value in obj.items():
-        if _has_lone_surrogate(key) or _has_lone_surrogate(value):
-            return key.encode("utf-8", "backslashreplace").decode("utf-8")
-    return None
 
 
 def require_str(
@@ -88,6 +61,14 @@ def require_str(
         raise error(path, line, f"expected a string, got {type(value).__name__}", field=key)
     if nonempty and not value.strip():
         raise error(path, line, "must not be empty", field=key)
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            # A JSON escape of one half of a UTF-16 pair (\ud800-\udfff) decodes to no character at all: no
+            # tokenizer or writer takes it, and it would fail there naming nothing. Fields no reader uses are kept.
+            raise error(path, line, "holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is no character: "
+                        "escape the pair or the character itself", field=key) from None
     return value
 
 
