@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from citator.data.hashing import sha256_text
+from citator.data.hashing import sha256_captioned
 from citator.data.statutes import read_labels, read_sections, read_suite, snapshot_manifest
 from citator.errors import DataError, StatuteError, SuiteError
 
@@ -23,7 +23,7 @@ def test_fixture_sections_keep_metadata_and_hash(nrs_sections: Path) -> None:
     s = next(x for x in sections if x.doc_id == "NRS 432B.220")
     assert s.chapter == "432B" and s.heading.startswith("Persons required to make report")
     assert s.revision.startswith("[Rev.") and s.source.startswith("public-law/nevada-revised-statutes-parser@")
-    assert s.sha256 == sha256_text(s.text)
+    assert s.sha256 == sha256_captioned(s.heading, s.text)
     manifest = snapshot_manifest(nrs_sections, sections)
     assert manifest["sections"] == 36 and len(manifest["sha256"]) == 64
     assert manifest["sources"] == ["public-law/nevada-revised-statutes-parser@3b47539f3114"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from citator.data.hashing import sha256_file, sha256_text
+from citator.data.hashing import sha256_captioned, sha256_file
 from citator.data.jsonl import iter_jsonl, require_str, require_unique_str
 from citator.errors import DataError, StatuteError, SuiteError
 
@@ -36,7 +36,8 @@ class StatuteSection:
 
     @property
     def sha256(self) -> str:
-        return sha256_text(self.text)
+        """The section's text hashed with its heading, as a label is bound to both (docs/review.md)."""
+        return sha256_captioned(self.heading, self.text)
 
 
 @dataclass(frozen=True)

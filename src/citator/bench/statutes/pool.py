@@ -7,7 +7,6 @@ from dataclasses import asdict, dataclass
 
 from citator.bench.statutes.keyword import KeywordIndex
 from citator.bench.statutes.passages import extract_passage
-from citator.data.hashing import sha256_captioned
 from citator.data.statutes import SuiteQuery
 from citator.errors import StatuteError
 
@@ -69,7 +68,7 @@ def build_pool(index: KeywordIndex, query: SuiteQuery, size: int = POOL_SIZE) ->
         passage = extract_passage(section, terms, index.analyzer.terms, index.idf)
         items.append(PoolItem(
             query.query_id, query.text, query.split, query.family, query.kind, section.doc_id, section.heading,
-            section.text, sha256_captioned(section.heading, section.text), passage.caption, passage.text, passage.sha256,
+            section.text, section.sha256, passage.caption, passage.text, passage.sha256,
             hit.rank, hit.score,
         ))
     # With no matching term every score is 0 and the pool is corpus order: kept, but disclosed.
