@@ -13,7 +13,7 @@ elif command -v citator >/dev/null 2>&1; then
 else
     if [ -e "$here/.venv/bin/python" ] || [ -L "$here/.venv/bin/python" ]; then
         echo "$here/.venv/bin/python cannot be run by this user ($(id -un)): its base Python must be one every user" \
-             "can run; rebuild .venv with 'make demo' (scripts/find_python.sh picks one)" >&2
+             "can run; rebuild it with 'make clean demo' (scripts/find_python.sh picks one)" >&2
     else
         echo "citator is not installed: run 'make demo' or 'make test' first (creates .venv)" >&2
     fi
