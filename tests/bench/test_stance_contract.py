@@ -136,7 +136,8 @@ def test_unprivileged_user_and_read_only_code(served_index: Path, small_stance_s
         done = sh(code / "run.sh", "--index-dir", work / "index", "--queries", queries, "--output", out, "--top-k", "10",
                   user="nobody", env=env, cwd=work)
         assert "cannot be run by this user" not in done.stderr, (
-            f"{sys.executable} cannot be run by nobody: rebuild .venv with make clean test (it picks a Python every user can run)")
+            f"{sys.executable} cannot be run by nobody: rebuild .venv with make clean test (it picks a Python every "
+            "user can run)")
         assert done.returncode == 0, done.stderr
         check_output(out, small_stance_set, work / "index")
         assert not any(code.rglob("__pycache__"))  # nothing was written into the code directory
