@@ -84,6 +84,7 @@ def run_pool(
     summary["strategy_python"] = runner.python
     summary["strategy_user"] = runner.user.name if runner.user else None
     summary["network_isolated"] = bool(runner.isolation)
+    summary["single_process"] = runner.single_process
     summary["device"] = str(getattr(runner.backend, "device", "unknown"))
     summary["peak_device_memory_gib"] = _peak_device_memory_gib()
     summary["limits"] = runner.limits.to_json()

@@ -13,6 +13,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
+from citator.rerank import no_processes
 from citator.rerank.errors import RerankError
 from citator.rerank.sandbox import SandboxUser
 
@@ -40,7 +41,7 @@ def strategy_env(work_dir: Path, python: str) -> dict[str, str]:
         "PYTHONUNBUFFERED": "1",
         "PYTHONHASHSEED": "0",
         "CUDA_VISIBLE_DEVICES": "",
-        # The strategy may start no thread (sandbox.py): numeric libraries must not try to.
+        # One core's worth: a strategy's threads all count against its CPU second.
         "OMP_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
@@ -72,6 +73,9 @@ def strategy_python(user: SandboxUser | None, preferred: str | None = None) -> s
                 extra_groups=[] if user else None,
                 capture_output=True,
                 timeout=30,
+                # As a strategy runs: an interpreter that is a wrapper starting another process fails here, not in
+                # every query.
+                preexec_fn=no_processes.apply if no_processes.available() else None,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             tried.append(f"{py}: {exc}")

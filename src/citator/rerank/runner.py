@@ -14,6 +14,7 @@ from pathlib import Path
 
 from citator.models.llm import LLMBackend
 from citator.rerank.deployment import Deployment
+from citator.rerank import no_processes
 from citator.rerank.errors import RerankError
 from citator.rerank.interpreter import builtin_argv, strategy_env, strategy_python
 from citator.rerank.ledger import Refused, TokenLedger
@@ -63,6 +64,8 @@ class Runner:
             print("citator rerank: not root, so strategies run as this runner's own user: one could signal the "
                   "runner or edit its files (run as root to run them as an unprivileged user of their own)",
                   file=sys.stderr)
+        # Checked before the interpreter probe, which runs under the same filter (a forking wrapper fails it there).
+        self.single_process = no_processes.available()
         self.python = strategy_python(self.user, python)
         # Best effort: no network for strategies when the host allows a network namespace (root only).
         self.isolation = network_isolation(self.user) if isolate_network else []
@@ -136,7 +139,8 @@ class Runner:
         proc: StrategyProcess | None = None
         try:
             env = strategy_env(work, self.python)
-            proc = StrategyProcess(self.argv, env, work, Path(err_name), limits, self.user, self.isolation)
+            proc = StrategyProcess(self.argv, env, work, Path(err_name), limits, self.user, self.isolation,
+                                   single_process=self.single_process)
             proc.send(encode(query_message(query, limits)))
             pool_ids = query.ids()
             requests = 0

@@ -1,10 +1,10 @@
 """One strategy process: unprivileged, no GPU, own work dir, JSONL pipes with deadlines, CPU metering.
 
-CPU is the strategy's whole CPU time (interpreter start-up included): its utime+stime read from /proc while the
-runner waits, and the exit rusage from wait4. The strategy is one process with one thread: RLIMIT_NPROC is set to
-the tasks its user already has plus itself, so it can start no process (which could leave its session, or be
-reaped by no one who counts its time) and no thread. Live members of its session are still scanned and killed,
-for a host where that limit does not hold. RLIMIT_CPU is a backstop.
+CPU is the strategy's whole CPU time (interpreter start-up included): its utime+stime (threads included) read from
+/proc while the runner waits, and the exit rusage from wait4. Where no_processes.available(), the strategy can start
+no other process (which could leave its session, or be reaped by no one who counts its time), so those counters hold
+all of it; elsewhere the live members of its session are scanned as well (a child that leaves it is not seen).
+RLIMIT_CPU is a backstop.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from citator.rerank import no_processes
 from citator.rerank.limits import Limits
 from citator.rerank.protocol import ProtocolViolation
 
@@ -100,38 +101,22 @@ def _session_members(sid: int) -> list[int]:
     return out
 
 
-def tasks_of(uid: int) -> int:
-    """How many tasks (threads of every process) run with real user id `uid`: what RLIMIT_NPROC counts."""
-    count = 0
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/status", "rb") as f:
-                status = f.read()
-        except OSError:
-            continue
-        fields = dict(line.split(b":", 1) for line in status.splitlines() if b":" in line)
-        try:
-            if int(fields[b"Uid"].split()[0]) == uid:
-                count += int(fields[b"Threads"])
-        except (KeyError, ValueError, IndexError):
-            continue
-    return count
-
-
-def _rlimits(cpu_seconds: float, nproc: int) -> None:
+def _rlimits(cpu_seconds: float, dropped: bool) -> None:
     cap = int(cpu_seconds) + 2
     resource.setrlimit(resource.RLIMIT_CPU, (cap, cap + 1))
     resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    # The user's tasks and this one: any fork or thread of the strategy then fails (EAGAIN). Checked when the
-    # strategy's user takes over this process too, so it must leave room for it (not be lower than needed).
-    hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
-    if hard != resource.RLIM_INFINITY:
-        nproc = min(nproc, hard)
-    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    if dropped:
+        # Counts every process of the sandbox user, so only set when that user is not the runner's own.
+        resource.setrlimit(resource.RLIMIT_NPROC, (256, 256))
+
+
+def _confine(cpu_seconds: float, dropped: bool, single_process: bool) -> None:
+    """In the child, before exec: rlimits, then the filter against new processes."""
+    _rlimits(cpu_seconds, dropped)
+    if single_process:
+        no_processes.apply()
 
 
 class StrategyProcess:
@@ -146,15 +131,15 @@ class StrategyProcess:
         limits: Limits,
         user: SandboxUser | None,
         prefix: Sequence[str] = (),
+        single_process: bool = False,
     ) -> None:
-        """`prefix` (from network_isolation) switches to `user` itself; otherwise Popen does."""
+        """`prefix` (from network_isolation) switches to `user` itself; otherwise Popen does. `single_process`
+        installs no_processes' filter (check no_processes.available() first)."""
         self.limits = limits
         self.cpu = 0.0
         self._buffer = b""
         self._eof = False
         self._last_scan = 0.0
-        # Counted before the fork: the strategy itself is the one task more its limit allows.
-        nproc = tasks_of(user.uid if user else os.getuid()) + 1
         with stderr_path.open("wb") as err:
             self.proc = subprocess.Popen(
                 [*prefix, *argv],
@@ -169,7 +154,7 @@ class StrategyProcess:
                 group=user.gid if user and not prefix else None,
                 extra_groups=[] if user and not prefix else None,
                 umask=0o077,
-                preexec_fn=lambda: _rlimits(limits.cpu_seconds, nproc),
+                preexec_fn=lambda: _confine(limits.cpu_seconds, user is not None, single_process),
             )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in = self.proc.stdin.fileno()
