@@ -62,3 +62,16 @@ def test_a_command_that_cannot_start_fails_the_query_not_the_runner(tiny_llm, po
     outcome = runner.run_query(pool[0])
     # Popen's own exec fails (runner_error), or, behind unshare/setpriv, their exec does (exit code 127).
     assert outcome.failed and outcome.failure.kind in ("runner_error", "crash")
+
+
+def test_without_the_process_filter_a_child_s_cpu_is_still_metered(tiny_llm, pool, short_limits, script,  # noqa: ANN001
+                                                                  monkeypatch) -> None:  # noqa: ANN001
+    # Where no seccomp filter can be installed, the strategy's session is scanned: a forked child that burns CPU
+    # is counted and the query fails on CPU, as before the filter.
+    import citator.rerank.runner as runner_module
+
+    monkeypatch.setattr(runner_module.no_processes, "available", lambda: False)
+    runner = Runner(tiny_llm, script("misbehave.py", "fork_cpu"), short_limits)
+    assert runner.single_process is False
+    outcome = runner.run_query(next(q for q in pool if q.query_id == TARGET))
+    assert outcome.failure is not None and outcome.failure.kind == "cpu", outcome.failure
