@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,13 @@ class Exchange:
     status: int
     body: Any
     error: str | None = None
+
+
+def api_key_from_env(name: str | None) -> str | None:
+    """The key in environment variable `name`, surrounding white space and byte-order marks (a file's) removed;
+    None when unset or empty. Client and server read it alike, so one file's value matches on both sides."""
+    key = (os.environ.get(name) or "") if name else ""
+    return key.strip().strip("\ufeff").strip() or None
 
 
 def chat_payload(model: str, messages: Sequence[Mapping[str, str]], max_tokens: int) -> dict[str, Any]:

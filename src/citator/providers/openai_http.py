@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -10,7 +9,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from citator.errors import ProviderError
-from citator.providers.base import ChatProvider, Exchange
+from citator.providers.base import ChatProvider, Exchange, api_key_from_env
 
 
 class OpenAIHTTPProvider(ChatProvider):
@@ -45,9 +44,7 @@ class OpenAIHTTPProvider(ChatProvider):
                 "api_key_env": self.api_key_env}
 
     def _key(self) -> str | None:
-        """The key from the environment, surrounding white space and byte-order marks (a file's) removed."""
-        key = (os.environ.get(self.api_key_env) or "") if self.api_key_env else ""
-        return key.strip().strip("\ufeff").strip() or None
+        return api_key_from_env(self.api_key_env)
 
     def _headers(self, key: str | None) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}

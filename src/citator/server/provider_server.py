@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from citator.errors import ProviderError
+from citator.providers.base import api_key_from_env
 from citator.providers.local import LocalChatModel, RequestRejected
 
 
@@ -66,8 +66,7 @@ def serve(model_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8000, s
     """Load the model and serve until interrupted; the key is read from `api_key_env` and never printed."""
     import uvicorn
 
-    # Stripped as the client strips it: the same file's value, newline and all, must match on both sides.
-    key = (os.environ.get(api_key_env) or "").strip().strip("\ufeff").strip() if api_key_env else None
+    key = api_key_from_env(api_key_env)
     if api_key_env and not key:
         raise ProviderError(f"--api-key-env {api_key_env}: that environment variable is not set")
     model = LocalChatModel(model_dir, device=device)
