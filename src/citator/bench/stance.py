@@ -124,7 +124,8 @@ def search(index_dir: Path, queries_path: Path, k: int = 10, use_server: bool = 
     results, how = (search_via_service(index_dir, manifest.fingerprint, queries, k, timeout=wait) if use_server
                     else (None, "--no-server"))
     doc_ids = set(json.loads(manifest.path(index_dir, "doc_ids.json").read_text(encoding="utf-8")))
-    if results is not None and validate_results(results, doc_ids, queries, k):
+    problems = validate_results(results, doc_ids, queries, k) if results is not None else []
+    if problems:
         # A server answer that breaks the output rules is no answer: the batch is searched here instead.
         results, how = None, "the server's answer broke the output rules"
     if results is None:
@@ -132,7 +133,7 @@ def search(index_dir: Path, queries_path: Path, k: int = 10, use_server: bool = 
 
         results = StanceSearcher(index_dir, cold=True).search(queries, k)
         how = f"in-process, since {how}" if use_server else "in-process"
-    problems = validate_results(results, doc_ids, queries, k)
+        problems = validate_results(results, doc_ids, queries, k)
     if problems:
         raise ResultsError("results", None, "refusing to write invalid output: " + "; ".join(problems[:5]))
     return results, how
