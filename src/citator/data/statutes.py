@@ -171,8 +171,7 @@ def read_labels(path: str | Path, error: type[DataError] = DataError) -> list[Hu
         complete = obj.get("complete")
         if not isinstance(complete, bool):
             raise error(path, line, f"expected true or false, got {complete!r}", field="complete")
-        key = tuple(strs[k] for k in ("query_id", "doc_id", "reviewer", "query_sha256", "section_sha256",
-                                         "passage_sha256"))
+        key = tuple(strs.values())  # the item, the reviewer and the three hashes
         if key in seen:
             raise error(path, line, f"duplicate label (first on line {seen[key]})", field="reviewer")
         seen[key] = line
