@@ -63,9 +63,9 @@ class _Filter:
 
     def __init__(self, machine: str) -> None:
         code = _program(machine)
-        self._buffer = ctypes.create_string_buffer(code, len(code))
-        self._prog = struct.pack("=HxxxxxxQ", len(code) // 8, ctypes.addressof(self._buffer))
-        self._prog_buffer = ctypes.create_string_buffer(self._prog, len(self._prog))
+        self._buffer = ctypes.create_string_buffer(code, len(code))  # kept alive: _prog_buffer points into it
+        prog = struct.pack("=HxxxxxxQ", len(code) // 8, ctypes.addressof(self._buffer))  # struct sock_fprog
+        self._prog_buffer = ctypes.create_string_buffer(prog, len(prog))
         self._libc = ctypes.CDLL(None, use_errno=True)
 
     def apply(self) -> None:

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from citator.models.llm import LLMBackend
-from citator.rerank.deployment import Deployment
 from citator.rerank import no_processes
+from citator.rerank.deployment import Deployment
 from citator.rerank.errors import RerankError
 from citator.rerank.interpreter import builtin_argv, strategy_env, strategy_python
 from citator.rerank.ledger import Refused, TokenLedger
@@ -64,7 +64,7 @@ class Runner:
             print("citator rerank: not root, so strategies run as this runner's own user: one could signal the "
                   "runner or edit its files (run as root to run them as an unprivileged user of their own)",
                   file=sys.stderr)
-        # Checked before the interpreter probe, which runs under the same filter (a forking wrapper fails it there).
+        # Whether strategies run under the process filter (the interpreter probe below does too).
         self.single_process = no_processes.available()
         self.python = strategy_python(self.user, python)
         # Best effort: no network for strategies when the host allows a network namespace (root only).
