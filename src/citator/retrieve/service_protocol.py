@@ -97,13 +97,14 @@ def ask(index_dir: Path, payload: bytes, timeout: float, accept_timeout: float =
     """Send one request line, then read the acknowledgement (within `accept_timeout`) and the reply (within
     `timeout` of the start); raises ServiceUnavailable, OSError or ValueError on any failure."""
     start = time.monotonic()
+    accept_within = min(accept_timeout, timeout)
     directory = service_dir(index_dir)
     with short_socket_path(directory) as path, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(min(accept_timeout, timeout))
+        sock.settimeout(accept_within)
         sock.connect(path)
         sock.sendall(payload)
         lines = _Lines(sock)
-        ack = lines.next(start + min(accept_timeout, timeout), "acknowledgement")
+        ack = lines.next(start + accept_within, "acknowledgement")
         if "accepted" not in ack:
             raise ServiceUnavailable("the server did not acknowledge the request (a server of an older version?)")
         return lines.next(start + timeout, "answer")
