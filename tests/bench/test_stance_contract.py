@@ -48,6 +48,13 @@ def run_sh(index: Path, queries: Path, out: Path, **kw) -> subprocess.CompletedP
     return sh(REPO / "run.sh", "--index-dir", index, "--queries", queries, "--output", out, "--top-k", "10", **kw)
 
 
+def copy_from_repo(code: Path, *names: str) -> None:
+    """Copy these files and folders of the checkout into `code` (a code directory apart from the repository)."""
+    for name in names:
+        src = REPO / name
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, code / name)
+
+
 def check_output(out: Path, small: dict[str, Path], index: Path) -> None:
     queries = read_queries(small["queries"])
     corpus_ids = {d.doc_id for d in read_corpus(small["corpus"])}
@@ -110,9 +117,7 @@ def test_unprivileged_user_and_read_only_code(served_index: Path, small_stance_s
         pytest.skip("needs root to switch to the nobody user")
     code = Path(tempfile.mkdtemp(prefix="citator-ro-"))
     try:
-        for name in ("build.sh", "run.sh", "scripts", "src"):
-            src = REPO / name
-            (shutil.copytree if src.is_dir() else shutil.copy2)(src, code / name)
+        copy_from_repo(code, "build.sh", "run.sh", "scripts", "src")
         subprocess.run(["chmod", "-R", "a-w,a+rX", str(code)], check=True)
         os.chmod(code, 0o555)
         nobody = pwd.getpwnam("nobody")
@@ -193,9 +198,7 @@ def test_scripts_run_an_installed_citator_whatever_its_first_line(tmp_path: Path
     # interpreter's path holds a space; reading the interpreter off the first line ran `/bin/sh -m citator...`.
     code = tmp_path / "code"
     code.mkdir()
-    for name in ("build.sh", "run.sh", "scripts"):
-        src = REPO / name
-        (shutil.copytree if src.is_dir() else shutil.copy2)(src, code / name)
+    copy_from_repo(code, "build.sh", "run.sh", "scripts")
     bin_dir = tmp_path / "bin dir"
     bin_dir.mkdir()
     entry = bin_dir / "citator"

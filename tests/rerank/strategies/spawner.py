@@ -38,17 +38,18 @@ def auto_reaped_children():
         os._exit(0)
 
 
+def thread():
+    t = threading.Thread(target=lambda: None)
+    t.start()
+    t.join()
+
+
 def main():
     query = json.loads(sys.stdin.readline())
     report = {}
     attempt("setsid_grandchild", escape_session, report)
     attempt("auto_reaped_child", auto_reaped_children, report)
     attempt("subprocess", lambda: subprocess.run(["/bin/true"], check=False), report)
-    def thread():
-        t = threading.Thread(target=lambda: None)
-        t.start()
-        t.join()
-
     attempt("thread", thread, report)
     sys.stderr.write("REPORT " + json.dumps(report) + "\n")
     sys.stderr.flush()
