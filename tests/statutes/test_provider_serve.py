@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from fixtures.servers import free_port, wait_ready
+from fixtures.servers import SERVE_KEY as KEY
+from fixtures.servers import Served
 from fixtures.suites import write_suite
 
 from citator.bench.statutes.receipts import Budget, preflight_tokens
@@ -21,24 +18,11 @@ from citator.providers.local import LocalProvider
 from citator.providers.openai_http import OpenAIHTTPProvider
 
 pytestmark = pytest.mark.slow
-KEY = "sk-citator-test-0123456789"
 
 
-@pytest.fixture(scope="module")
-def served(tiny_qwen3_causal_dir: Path) -> Iterator[str]:
-    port = free_port()
-    env = {**os.environ, "CITATOR_TEST_KEY": KEY, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "citator.cli.main", "provider-serve", "--model", str(tiny_qwen3_causal_dir),
-         "--port", str(port), "--served-name", "tiny-qwen3", "--api-key-env", "CITATOR_TEST_KEY", "--device", "cpu"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    try:
-        wait_ready(f"http://127.0.0.1:{port}/v1/models", proc, headers={"Authorization": f"Bearer {KEY}"})
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+@pytest.fixture
+def served(provider_serve: Served) -> str:
+    return provider_serve.base_url
 
 
 def test_server_speaks_openai_chat_with_logprobs(served: str) -> None:
@@ -90,7 +74,9 @@ def test_local_backend_answers_in_process(local_provider: LocalProvider) -> None
     model = local_provider.backend
     body = model.chat_completion(chat_payload("x", [{"role": "user", "content": "Hi"}], 4))
     assert body["usage"]["prompt_tokens"] > 0 and body["choices"][0]["finish_reason"] in ("stop", "length")
-    assert body == model.chat_completion(chat_payload("x", [{"role": "user", "content": "Hi"}], 4))  # greedy
+    again = model.chat_completion(chat_payload("x", [{"role": "user", "content": "Hi"}], 4))
+    assert again["choices"] == body["choices"] and again["usage"] == body["usage"]  # greedy
+    assert again["id"] != body["id"]  # one id per completion, as OpenAI gives
 
 
 def test_local_provider_is_metered_like_any_other(local_provider: LocalProvider, tmp_path: Path, nrs_sections: Path,

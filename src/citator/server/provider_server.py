@@ -1,8 +1,13 @@
-"""`citator provider-serve`: an OpenAI-compatible chat-completions server over the local transformers backend."""
+"""`citator provider-serve`: an OpenAI-compatible chat-completions server over the local transformers backend.
+
+Every answer that is not a completion is OpenAI's error envelope `{"error": {message, type, param, code}}`:
+refused fields, unknown routes, wrong methods and unexpected failures alike.
+"""
 
 from __future__ import annotations
 
 import hmac
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,18 +15,41 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from citator.errors import ProviderError
 from citator.providers.base import api_key_from_env
-from citator.providers.local import LocalChatModel, RequestRejected
+from citator.providers.chat_request import RequestRejected, error_body
+from citator.providers.local import MAX_TOKENS_CAP, LocalChatModel
+
+# Codes of the envelope for what the routes themselves refuse (OpenAI's names where it has one).
+_STATUS_CODES = {404: "unknown_url", 405: "method_not_allowed"}
+
+
+def _error(status: int, message: str, param: str | None = None, code: str | None = None,
+           kind: str = "invalid_request_error") -> JSONResponse:
+    return JSONResponse({"error": error_body(message, param, code, kind)}, status_code=status)
 
 
 def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None = None) -> Any:
     """A FastAPI app with /v1/models and /v1/chat/completions; `api_key`, when set, is required as a Bearer token."""
     app = FastAPI(title="citator provider-serve", docs_url=None, redoc_url=None, openapi_url=None)
+    created = int(time.time())
 
-    def _error(status: int, message: str) -> JSONResponse:
-        return JSONResponse({"error": {"message": message, "type": "invalid_request_error"}}, status_code=status)
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 404:
+            message = f"Unknown request URL: {request.method} {request.url.path}"
+        elif exc.status_code == 405:
+            message = f"Method {request.method} is not allowed on {request.url.path}"
+        else:
+            message = str(exc.detail)
+        return _error(exc.status_code, message, None, _STATUS_CODES.get(exc.status_code))
+
+    @app.exception_handler(Exception)
+    async def server_error(request: Request, exc: Exception) -> JSONResponse:
+        # The message names the failure's type only: its text may quote the request.
+        return _error(500, f"the server failed on this request ({type(exc).__name__})", None, None, "server_error")
 
     def _authorised(request: Request) -> bool:
         if api_key is None:
@@ -29,46 +57,57 @@ def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None =
         given = request.headers.get("authorization", "")
         return hmac.compare_digest(given.encode(), f"Bearer {api_key}".encode())
 
+    def _unauthorised() -> JSONResponse:
+        return _error(401, "missing or wrong API key (send it as: Authorization: Bearer KEY)", None, "invalid_api_key")
+
     @app.get("/v1/models")
     def models(request: Request) -> Any:
         if not _authorised(request):
-            return _error(401, "missing or wrong API key")
-        return {"object": "list", "data": [{"id": served_name, "object": "model", "owned_by": "citator"}]}
+            return _unauthorised()
+        return {"object": "list",
+                "data": [{"id": served_name, "object": "model", "created": created, "owned_by": "citator"}]}
+
+    @app.get("/v1/models/{name:path}")
+    def model_info(name: str, request: Request) -> Any:
+        if not _authorised(request):
+            return _unauthorised()
+        if name != served_name:
+            return _error(404, f"The model {name!r} does not exist (serving {served_name!r})", "model",
+                          "model_not_found")
+        return {"id": served_name, "object": "model", "created": created, "owned_by": "citator"}
 
     @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Any:
         if not _authorised(request):
-            return _error(401, "missing or wrong API key")
+            return _unauthorised()
         try:
             payload = await request.json()
         except ValueError:
-            return _error(400, "body is not JSON")
+            return _error(400, "body is not JSON", None, "invalid_json")
         if not isinstance(payload, dict):
-            return _error(400, "body must be a JSON object")
+            return _error(400, "body must be a JSON object", None, "invalid_json")
         if payload.get("model") not in (None, served_name):
-            return _error(404, f"model {payload.get('model')!r} is not served here (serving {served_name!r})")
-        if payload.get("stream"):
-            return _error(400, "streaming is not supported")
-        if payload.get("n", 1) != 1:
-            return _error(400, "n must be 1")
+            return _error(404, f"The model {payload.get('model')!r} does not exist (serving {served_name!r})",
+                          "model", "model_not_found")
         try:
             # Generation is CPU/GPU bound: run it off the event loop.
-            body = await run_in_threadpool(model.chat_completion, {**payload, "model": served_name})
+            return await run_in_threadpool(model.chat_completion, {**payload, "model": served_name})
         except RequestRejected as exc:
-            return _error(400, str(exc))
-        return body
+            return _error(400, str(exc), exc.param, exc.code)
 
     return app
 
 
 def serve(model_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8000, served_name: str | None = None,
-          api_key_env: str | None = None, device: str | None = None) -> None:
+          api_key_env: str | None = None, device: str | None = None, max_tokens_cap: int = MAX_TOKENS_CAP,
+          max_context_tokens: int | None = None) -> None:
     """Load the model and serve until interrupted; the key is read from `api_key_env` and never printed."""
     import uvicorn
 
     key = api_key_from_env(api_key_env)
     if api_key_env and not key:
         raise ProviderError(f"--api-key-env {api_key_env}: that environment variable is not set")
-    model = LocalChatModel(model_dir, device=device)
+    model = LocalChatModel(model_dir, device=device, max_tokens_cap=max_tokens_cap,
+                           max_context_tokens=max_context_tokens)
     app = create_app(model, served_name=served_name or model.model_id, api_key=key or None)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
