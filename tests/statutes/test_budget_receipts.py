@@ -7,7 +7,8 @@ from pathlib import Path
 from citator.bench.statutes import prompt
 from citator.bench.statutes.keyword import KeywordIndex
 from citator.bench.statutes.pool import build_pool
-from citator.bench.statutes.receipts import Budget, Ledger, ReceiptStore, preflight_tokens, refusal, request_hash
+from citator.bench.statutes.journal import Journal
+from citator.bench.statutes.receipts import Budget, Ledger, ledger_of, preflight_tokens, refusal, request_hash
 from citator.data.statutes import read_sections, read_suite
 from citator.providers.base import chat_payload
 
@@ -50,13 +51,21 @@ def test_request_cap_is_counted_in_attempts() -> None:
 
 
 def test_ledger_charges_the_bound_until_usage_is_reported(tmp_path: Path) -> None:
-    store = ReceiptStore(tmp_path / "receipts")
-    store.put({"request_hash": "a" * 64, "preflight_tokens": 900, "attempts": 1, "status": "attempted"})
-    store.put({"request_hash": "b" * 64, "preflight_tokens": 800, "attempts": 2, "status": "completed",
-               "response": {"usage": {"prompt_tokens": 300, "completion_tokens": 7}}})
-    store.put({"request_hash": "c" * 64, "preflight_tokens": 700, "attempts": 1, "status": "failed", "response": None})
-    ledger = store.ledger()
-    assert ledger == Ledger(4, 900 + 800 + 300 + 700, 300, 7)
+    journal = Journal(tmp_path / "attempts.jsonl")
+
+    def attempt(digest: str, n: int, bound: int) -> None:
+        journal.append({"event": "attempt", "request_hash": digest, "attempt": n, "preflight_tokens": bound,
+                        "at": "t"})
+
+    attempt("a" * 64, 1, 900)  # in flight: the bound
+    attempt("b" * 64, 1, 800)
+    journal.append({"event": "outcome", "request_hash": "b" * 64, "attempt": 1, "status": "failed",
+                    "prompt_tokens": None, "completion_tokens": None})
+    attempt("b" * 64, 2, 800)  # resent: usage reported
+    journal.append({"event": "outcome", "request_hash": "b" * 64, "attempt": 2, "status": "completed",
+                    "prompt_tokens": 300, "completion_tokens": 7})
+    attempt("c" * 64, 1, 700)
+    assert ledger_of(journal.attempts()) == Ledger(4, 900 + 800 + 300 + 700, 300, 7)
 
 
 def test_request_hash_is_canonical() -> None:

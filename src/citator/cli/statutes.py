@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = _bench_group(sub).add_parser("statutes", help="statute relevance benchmark: keyword pool vs reranked order")
     p.add_argument("--corpus", required=True, type=Path, help="sections JSONL (doc_id, title, text, ...)")
     p.add_argument("--suite", required=True, type=Path, help="suite JSONL (query_id, text, split, family, kind, targets)")
-    p.add_argument("--provider", required=True, choices=("none", "local", "openai", "embedding"))
+    p.add_argument("--provider", required=True, choices=("none", "local", "openai", "embedding"),
+                   help="grader: none (keyword order only), local (causal LM here), openai (HTTP), embedding")
     p.add_argument("--out", required=True, type=Path, help="run directory (re-running resumes from its receipts)")
     p.add_argument("--model", type=Path, help="local: model directory; embedding: encoder directory (default MiniLM)")
     p.add_argument("--base-url", help="openai: base URL, e.g. http://127.0.0.1:8000/v1")
@@ -43,14 +44,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-input-tokens", type=int, default=2_000_000, help="input-token cap (at most 2,000,000)")
     p.set_defaults(func=run_bench_statutes)
 
-    s = sub.add_parser("provider-serve", help="serve a local model through an OpenAI-compatible chat API")
-    s.add_argument("--model", required=True, type=Path, help="local causal LM directory")
-    s.add_argument("--port", required=True, type=int)
-    s.add_argument("--host", default="127.0.0.1")
+    s = sub.add_parser(
+        "provider-serve", help="serve a local model through an OpenAI-compatible chat API",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Serve a local causal LM at /v1/chat/completions and /v1/models (OpenAI's API and error envelope).",
+        epilog=_SERVE_EPILOG)
+    s.add_argument("--model", required=True, type=Path, help="local causal LM directory (loaded offline)")
+    s.add_argument("--port", required=True, type=int, help="TCP port to listen on")
+    s.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s, this machine only)")
     s.add_argument("--served-name", help="model name clients must send (default: DIRNAME:model_type)")
     s.add_argument("--api-key-env", help="require this environment variable's value as the Bearer key")
-    s.add_argument("--device")
+    s.add_argument("--device", help="torch device (default: cuda if available, else cpu)")
+    s.add_argument("--max-tokens-cap", type=int, default=512,
+                   help="largest max_tokens a request may ask for (default: %(default)s; absent means 64)")
+    s.add_argument("--max-context-tokens", type=int,
+                   help="refuse a request whose prompt + max_tokens exceeds this many tokens "
+                        "(default: the model's max_position_embeddings)")
     s.set_defaults(func=run_provider_serve)
+
+
+_SERVE_EPILOG = """\
+Request fields: served greedily, one choice, text only.
+  honoured: messages (system, developer, user, assistant; string or text-part content), model, max_tokens /
+    max_completion_tokens (default 64), stop (up to 4), logprobs, top_logprobs (0..20), seed (greedy decoding is
+    deterministic), top_p (any value: greedy picks the top token), temperature 0 (absent means 0), n 1,
+    response_format {"type": "text"}, user, metadata, store false.
+  refused (400, code unsupported_value): temperature > 0, penalties, logit_bias, tools/functions, JSON mode,
+    streaming, audio, prediction, reasoning_effort, moderation, prompt caching; unknown fields (code
+    unknown_parameter); a prompt that does not fit the context window with its max_tokens (code
+    context_length_exceeded), before any generation. Errors are OpenAI's {"error": {message, type, param, code}}.
+"""
 
 
 def _provider(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -93,13 +116,27 @@ def run_bench_statutes(args: argparse.Namespace) -> int:
 
     if not 0 < args.max_requests <= MAX_REQUESTS or not 0 < args.max_input_tokens <= MAX_INPUT_TOKENS:
         raise ConfigError(f"budgets may only be lowered: at most {MAX_REQUESTS} requests, {MAX_INPUT_TOKENS} tokens")
-    with tempfile.TemporaryDirectory(prefix="citator-labels-") as tmp:
-        labels = args.labels
-        if args.label_store is not None:
-            labels = _export_store(args.label_store, Path(tmp) / "labels.jsonl")
-        config = RunConfig(args.corpus, args.suite, args.out, labels, args.resend_attempted,
-                           Budget(args.max_requests, args.max_input_tokens))
-        metrics = run_statutes(config, _provider(args))
+    before = _files(args.out)
+    try:
+        with tempfile.TemporaryDirectory(prefix="citator-labels-") as tmp:
+            labels = args.labels
+            if args.label_store is not None:
+                labels = _export_store(args.label_store, Path(tmp) / "labels.jsonl")
+            config = RunConfig(args.corpus, args.suite, args.out, labels, args.resend_attempted,
+                               Budget(args.max_requests, args.max_input_tokens))
+            metrics = run_statutes(config, _provider(args))
+        _print_summary(metrics)
+    finally:
+        _print_written(args.out, before)
+    requests = (metrics.get("grading") or {}).get("requests") or {}
+    if requests.get("ranking", 0) > 0 and requests.get("ranking_completed", 0) == 0:
+        print(f"every ranking request failed ({requests['ranking']} requests; see {args.out / 'failures.jsonl'}): "
+              "the reranked order is the keyword order", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _print_summary(metrics: dict) -> None:  # type: ignore[type-arg]
     for split, kinds in metrics["by_split"].items():
         for kind, row in kinds.items():
             rer = (metrics["reranked_by_split"] or {}).get(split, {}).get(kind)
@@ -108,14 +145,40 @@ def run_bench_statutes(args: argparse.Namespace) -> int:
                 line += f"  reranked hit@5={rer['hit@5']:.3f} rr={rer['rr']:.3f}"
             print(line + f"  coverage={row['coverage']:.3f}")
     print(f"provider requests: {metrics['provider_requests']}; failures: {json.dumps(metrics['failures'])}")
-    print(f"wrote {args.out / 'metrics.json'} and {args.out / 'report.md'}")
-    return 0
+
+
+def _files(root: Path) -> dict[Path, tuple[int, int, int]]:
+    """Every regular file under `root` with what changes when it is (atomically) rewritten."""
+    if not root.is_dir():
+        return {}
+    found = {}
+    for path in root.rglob("*"):
+        try:
+            st = path.lstat()
+        except OSError:
+            continue
+        if path.is_file() and not path.is_symlink():
+            found[path] = (st.st_ino, st.st_mtime_ns, st.st_size)
+    return found
+
+
+def _print_written(out: Path, before: dict[Path, tuple[int, int, int]]) -> None:
+    """List what this command wrote under the run directory; receipts as one line per directory."""
+    written = sorted(p for p, stamp in _files(out).items() if before.get(p) != stamp)
+    receipts = [p for p in written if p.parent.name == "receipts"]
+    for path in written:
+        if path not in receipts:
+            print(f"wrote {path}")
+    if receipts:
+        print(f"wrote {len(receipts)} receipt file(s) in {receipts[0].parent}")
 
 
 def run_provider_serve(args: argparse.Namespace) -> int:
     from citator.server.provider_server import serve
 
+    if args.max_tokens_cap < 1 or (args.max_context_tokens is not None and args.max_context_tokens < 2):
+        raise ConfigError("--max-tokens-cap must be >= 1 and --max-context-tokens >= 2")
     print(f"serving {args.model} on http://{args.host}:{args.port}/v1", file=sys.stderr, flush=True)
     serve(args.model, host=args.host, port=args.port, served_name=args.served_name, api_key_env=args.api_key_env,
-          device=args.device)
+          device=args.device, max_tokens_cap=args.max_tokens_cap, max_context_tokens=args.max_context_tokens)
     return 0

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from citator.errors import ProviderError
-from citator.providers.base import ChatProvider, Exchange, api_key_from_env
+from citator.providers.base import ChatProvider, Exchange, Redactor, api_key_from_env
 
 
 class OpenAIHTTPProvider(ChatProvider):
@@ -38,6 +38,9 @@ class OpenAIHTTPProvider(ChatProvider):
             # Refused before any request, so that no receipt is spent on it (a failed receipt is never re-sent).
             raise ProviderError(_UNSAFE_KEY.format(env=api_key_env))
 
+    def redact(self, value: Any) -> Any:
+        return Redactor(self._key()).value(value)
+
     def describe(self) -> dict[str, Any]:
         # The env var's name is configuration; its value is a credential and never leaves this object.
         return {"provider": self.name, "base_url": self.base_url, "model": self.model, "version": self.version,
@@ -56,6 +59,34 @@ class OpenAIHTTPProvider(ChatProvider):
     def request_model(self) -> str:
         return self.version
 
+    def check(self) -> None:
+        """GET {base_url}/models: the server answers, accepts the key and serves the pinned version."""
+        key = self._key()
+        url = f"{self.base_url}/models"
+        try:
+            response = httpx.get(url, headers=self._headers(key), timeout=min(self.timeout_s, 30.0))
+        except Exception as exc:  # noqa: BLE001 - any transport failure means the provider is not there
+            raise ProviderError(redact(f"{url} did not answer ({type(exc).__name__}: {exc}); nothing was sent "
+                                       "and no budget was spent: start the server, or wait until it has loaded, "
+                                       "and run again", key)) from None
+        try:
+            body: Any = response.json()
+        except ValueError:
+            body = None
+        if response.status_code != 200:
+            message = body.get("error") if isinstance(body, dict) else None
+            message = message.get("message") if isinstance(message, dict) else message
+            raise ProviderError(redact(f"{url} answered HTTP {response.status_code}"
+                                       + (f" ({str(message)[:200]})" if message else "")
+                                       + "; nothing was sent and no budget was spent", key))
+        data = body.get("data") if isinstance(body, dict) else None
+        served = [m.get("id") for m in data if isinstance(m, dict)] if isinstance(data, list) else None
+        if served is None:
+            raise ProviderError(f"{url} did not answer with an OpenAI model list; nothing was sent")
+        if self.version not in served:
+            names = ", ".join(repr(redact(str(m), key)) for m in served[:10]) or "none"
+            raise ProviderError(f"{url} does not serve model {self.version!r} (it serves {names}); nothing was sent")
+
     def send(self, payload: Mapping[str, Any]) -> Exchange:
         key = self._key()
         if key is not None and not _header_safe(key):
@@ -72,9 +103,12 @@ class OpenAIHTTPProvider(ChatProvider):
         except ValueError:
             parsed = response.text
         # What comes back is stored as it came, but for the key: a proxy may echo it ("Invalid API key: sk-...").
-        parsed = redact_all(parsed, key)
+        parsed = Redactor(key).value(parsed)
         if response.status_code != 200:
-            return Exchange(response.status_code, parsed, f"HTTP {response.status_code}")
+            detail = parsed.get("error") if isinstance(parsed, dict) else parsed
+            detail = detail.get("message") if isinstance(detail, dict) else detail
+            reason = f"HTTP {response.status_code}" + (f": {str(detail)[:300]}" if detail else "")
+            return Exchange(response.status_code, parsed, reason)
         served = parsed.get("model") if isinstance(parsed, dict) else None
         if served != self.version:
             return Exchange(response.status_code, parsed, f"served model {served!r} is not the pinned {self.version!r}")
@@ -87,21 +121,8 @@ def _header_safe(value: str) -> bool:
 
 
 def redact(text: str, secret: str | None) -> str:
-    """`text` with every occurrence of `secret` replaced, so that no error message carries it."""
-    return text.replace(secret, "***") if secret else text
-
-
-def redact_all(value: Any, secret: str | None) -> Any:
-    """A parsed JSON value with `secret` replaced in every string, keys included."""
-    if not secret:
-        return value
-    if isinstance(value, str):
-        return redact(value, secret)
-    if isinstance(value, list):
-        return [redact_all(v, secret) for v in value]
-    if isinstance(value, dict):
-        return {redact(k, secret): redact_all(v, secret) for k, v in value.items()}
-    return value
+    """`text` with `secret` replaced by *** in every form `Redactor` knows, so that no stored text carries it."""
+    return Redactor(secret).text(text)
 
 
 _UNSAFE_KEY = "${env} holds a character an HTTP header cannot carry (the key is not shown)"

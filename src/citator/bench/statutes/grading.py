@@ -9,6 +9,7 @@ from typing import Any
 
 from citator.bench.statutes import prompt
 from citator.bench.statutes.pool import Pool
+from citator.bench.statutes.journal import ATTEMPT, OUTCOME, Attempt
 from citator.bench.statutes.receipts import (
     ATTEMPTED,
     COMPLETED,
@@ -16,10 +17,12 @@ from citator.bench.statutes.receipts import (
     Budget,
     Ledger,
     ReceiptStore,
-    charge,
+    cost,
+    ledger_of,
     now,
     preflight_tokens,
     refusal,
+    reported_usage,
     request_hash,
 )
 from citator.data.atomic import write_jsonl_atomic
@@ -56,26 +59,38 @@ class Grading:
     sent_now: int = 0
     ledger: Ledger = field(default_factory=lambda: Ledger(0, 0, 0, 0))
     preflight_exceeded: int = 0
+    # Ranking-query requests of this run directory with an outcome read (new or from receipts): all, and those
+    # that came back as a completion. None completed means the provider never answered the benchmark.
+    ranking_requests: int = 0
+    ranking_completed: int = 0
 
 
 def _send(provider: ChatProvider, store: ReceiptStore, payload: dict[str, Any], digest: str,
-          receipt: dict[str, Any] | None, meta: dict[str, Any]) -> dict[str, Any]:
-    attempts = int(receipt.get("attempts", 0)) + 1 if receipt else 1
-    earlier = [*receipt.get("earlier_attempts", []), receipt.get("attempted_at")] if receipt else []
-    record = {**meta, "request_hash": digest, "request": payload, "preflight_tokens": preflight_tokens(payload),
-              "attempts": attempts, "attempted_at": now(), "earlier_attempts": earlier, "status": ATTEMPTED}
-    # Written before sending: a crash after this point leaves proof that the request may have gone out.
+          earlier: Sequence[Attempt], meta: dict[str, Any]) -> tuple[dict[str, Any], Attempt]:
+    """Send once: receipt (attempted), journal line, request, receipt (outcome), journal line, in that order."""
+    n, bound = len(earlier) + 1, preflight_tokens(payload)
+    record = {**meta, "request_hash": digest, "request": payload, "preflight_tokens": bound, "attempts": n,
+              "attempted_at": now(), "earlier_attempts": [a.at for a in earlier], "status": ATTEMPTED}
+    # The receipt first: a journaled attempt always has one. The journal line before sending: once it is on disk
+    # the request may have gone out and is paid for, whatever happens to the receipt.
     store.put(record)
+    store.journal.append({"event": ATTEMPT, "request_hash": digest, "attempt": n, "preflight_tokens": bound,
+                          "at": record["attempted_at"]})
     try:
         exchange = provider.send(payload)
     # A backend crash is this request's outcome (recorded, never retried); interrupts (BaseException) are not.
     except Exception as exc:  # noqa: BLE001
         exchange = Exchange(0, None, f"{type(exc).__name__}: {exc}")
-    usage = exchange.body.get("usage") if isinstance(exchange.body, dict) else None
-    done = {**record, "finished_at": now(), "http_status": exchange.status, "response": exchange.body, "usage": usage,
-            "error": exchange.error, "status": COMPLETED if exchange.status == 200 and exchange.error is None else FAILED}
+    # What came back is redacted here too, whatever path the key took into it (a body, an error text).
+    body, error = provider.redact(exchange.body), provider.redact(exchange.error)
+    usage = body.get("usage") if isinstance(body, dict) else None
+    done = {**record, "finished_at": now(), "http_status": exchange.status, "response": body, "usage": usage,
+            "error": error, "status": COMPLETED if exchange.status == 200 and exchange.error is None else FAILED}
     store.put(done)
-    return done
+    prompt, completion = reported_usage(done)
+    store.journal.append({"event": OUTCOME, "request_hash": digest, "attempt": n, "status": done["status"],
+                          "prompt_tokens": prompt, "completion_tokens": completion})
+    return done, Attempt(digest, n, bound, record["attempted_at"], 0, done["status"], prompt, completion)
 
 
 def grade_chat(
@@ -83,7 +98,9 @@ def grade_chat(
     resend_attempted: bool = False, on_sent: Callable[[int], None] | None = None,
 ) -> Grading:
     """Grade every pool batch by batch in suite order; reuse receipts; never retry on its own."""
-    out = Grading(ledger=store.ledger())
+    journaled = store.verify()
+    out = Grading(ledger=ledger_of(journaled))
+    checked = False
     for pool in pools:
         qid = pool.query.query_id
         for number, batch in enumerate(prompt.batches(pool.items)):
@@ -93,9 +110,13 @@ def grade_chat(
             digest = request_hash(payload)
             out.request_hashes.append(digest)
             receipt = store.get(digest)
+            earlier = journaled.get(digest, [])
             meta = {"query_id": qid, "batch": number, "doc_ids": list(doc_ids), "labels": labels,
                     "prompt_version": prompt.PROMPT_VERSION, "provider": provider.describe()}
-            if receipt is not None and receipt["status"] == ATTEMPTED and not resend_attempted:
+            # An attempted receipt one attempt ahead of the journal was never sent: it is sent like a new one.
+            in_flight = receipt is not None and receipt["status"] == ATTEMPTED and receipt["attempts"] == len(earlier)
+            if in_flight and not resend_attempted:
+                out.ranking_requests += pool.query.kind == "ranking"
                 out.failures.append(Failure(qid, "attempted_unfinished", "sent before an interruption with no "
                                             "outcome recorded; not re-sent (use --resend-attempted)", doc_ids, digest))
                 continue
@@ -105,13 +126,19 @@ def grade_chat(
                 if why is not None:
                     out.failures.append(Failure(qid, "budget", f"not sent: {why}", doc_ids, digest))
                     continue
-                before = charge(receipt) if receipt else Ledger(0, 0, 0, 0)
-                receipt = _send(provider, store, payload, digest, receipt, meta)
-                after = charge(receipt)
-                out.ledger = out.ledger + after - before
+                if not checked:
+                    # Before the first receipt of this invocation: an absent provider must not spend budget.
+                    provider.check()
+                    checked = True
+                receipt, attempt = _send(provider, store, payload, digest, earlier, meta)
+                journaled[digest] = [*earlier, attempt]
+                out.ledger = out.ledger + cost(attempt)
                 out.sent_now += 1
                 if on_sent is not None:
                     on_sent(out.sent_now)
+            if pool.query.kind == "ranking":
+                out.ranking_requests += 1
+                out.ranking_completed += receipt["status"] == COMPLETED
             _read_outcome(receipt, qid, labels, doc_ids, digest, out)
     return out
 

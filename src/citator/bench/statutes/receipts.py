@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,12 +11,14 @@ from typing import Any
 
 from citator.data.atomic import write_json_atomic
 from citator.data.jsonl import read_json
-from citator.errors import ReceiptError
+from citator.bench.statutes.journal import Attempt, Journal
+from citator.errors import DataError, ReceiptError
 from citator.providers.grades import InvalidResponse, usage_of
 
 MAX_REQUESTS = 272
 MAX_INPUT_TOKENS = 2_000_000
 ATTEMPTED, COMPLETED, FAILED = "attempted", "completed", "failed"
+JOURNAL_NAME = "attempts.jsonl"
 
 
 @dataclass(frozen=True)
@@ -40,11 +42,6 @@ class Ledger:
         return Ledger(self.attempts + other.attempts, self.input_tokens + other.input_tokens,
                       self.reported_input_tokens + other.reported_input_tokens,
                       self.reported_output_tokens + other.reported_output_tokens)
-
-    def __sub__(self, other: Ledger) -> Ledger:
-        return Ledger(self.attempts - other.attempts, self.input_tokens - other.input_tokens,
-                      self.reported_input_tokens - other.reported_input_tokens,
-                      self.reported_output_tokens - other.reported_output_tokens)
 
 
 def canonical_bytes(payload: Mapping[str, Any]) -> bytes:
@@ -78,12 +75,52 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-class ReceiptStore:
-    """One JSON file per request under RUN_DIR/receipts, named by the request hash, written atomically."""
+def validate_receipt(receipt: Any, digest: str, where: str) -> dict[str, Any]:
+    """A receipt read back, checked field by field: shape, ranges, and that it is the receipt of `digest`."""
+    def bad(field: str, why: str) -> ReceiptError:
+        return ReceiptError(f'{where} field "{field}": {why}; the run directory was altered: restore it or use a '
+                            "fresh --out")
 
-    def __init__(self, directory: str | Path) -> None:
+    if not isinstance(receipt, dict):
+        raise ReceiptError(f"{where}: not a JSON object")
+    if receipt.get("request_hash") != digest:
+        raise bad("request_hash", f"is not {digest} (the file's name)")
+    request = receipt.get("request")
+    if not isinstance(request, dict) or request_hash(request) != digest:
+        raise bad("request", "is not the request whose hash names the file")
+    bound = receipt.get("preflight_tokens")
+    if isinstance(bound, bool) or bound != preflight_tokens(request):
+        raise bad("preflight_tokens", f"must be the request's bound {preflight_tokens(request)}, got {bound!r}")
+    attempts = receipt.get("attempts")
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise bad("attempts", f"must be an integer >= 1, got {attempts!r}")
+    status = receipt.get("status")
+    if status not in (ATTEMPTED, COMPLETED, FAILED):
+        raise bad("status", f"must be {ATTEMPTED}, {COMPLETED} or {FAILED}, got {status!r}")
+    if not isinstance(receipt.get("attempted_at"), str):
+        raise bad("attempted_at", "must be a timestamp string")
+    earlier = receipt.get("earlier_attempts", [])
+    if not isinstance(earlier, list):
+        raise bad("earlier_attempts", "must be a list")
+    if status != ATTEMPTED:
+        http = receipt.get("http_status")
+        if isinstance(http, bool) or not isinstance(http, int) or not 0 <= http <= 599:
+            raise bad("http_status", f"must be an integer in 0..599, got {http!r}")
+        if not isinstance(receipt.get("error"), (str, type(None))):
+            raise bad("error", "must be a string or null")
+        if status == COMPLETED and (http != 200 or receipt.get("error") is not None):
+            raise bad("status", "completed needs http_status 200 and no error")
+    return receipt
+
+
+class ReceiptStore:
+    """One JSON file per request under RUN_DIR/receipts, named by the request hash, written atomically; spend is
+    counted from the append-only journal RUN_DIR/attempts.jsonl, which every receipt must agree with."""
+
+    def __init__(self, directory: str | Path, journal: str | Path | None = None) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        self.journal = Journal(journal or self.directory.parent / JOURNAL_NAME)
 
     def path(self, digest: str) -> Path:
         return self.directory / f"{digest}.json"
@@ -92,10 +129,12 @@ class ReceiptStore:
         path = self.path(digest)
         if not path.is_file():
             return None
-        receipt = read_json(path)
-        if not isinstance(receipt, dict) or receipt.get("request_hash") != digest:
-            raise ReceiptError(f"{path}: not a receipt of request {digest}; move the run directory aside and rerun")
-        return receipt
+        where = f"{self.directory.name}/{path.name}"
+        try:
+            receipt = read_json(path)
+        except DataError as exc:
+            raise ReceiptError(f"{where}: {exc.reason}") from None
+        return validate_receipt(receipt, digest, where)
 
     def put(self, receipt: Mapping[str, Any]) -> None:
         write_json_atomic(self.path(receipt["request_hash"]), dict(receipt))
@@ -103,24 +142,57 @@ class ReceiptStore:
     def all(self) -> list[dict[str, Any]]:
         return [r for r in (self.get(p.stem) for p in sorted(self.directory.glob("*.json"))) if r is not None]
 
+    def verify(self) -> dict[str, list[Attempt]]:
+        """The journal's attempts, after checking that receipts and journal tell one story: every journaled
+        request has its receipt with as many attempts; a receipt may be one attempt ahead only while that
+        attempt is unsent (recorded, then the process died before journaling and sending it)."""
+        journaled = self.journal.attempts()
+        receipts = {r["request_hash"]: r for r in self.all()}
+        for digest, attempts in journaled.items():
+            receipt = receipts.get(digest)
+            where = f"{self.journal.path.name} line {attempts[-1].line}"
+            if receipt is None:
+                raise ReceiptError(f"{where}: request {digest[:12]}… was attempted but its receipt "
+                                   f"{self.directory.name}/{digest}.json is missing; it is not sent again: restore "
+                                   "the receipt or use a fresh --out")
+            if attempts[-1].preflight_tokens != receipt["preflight_tokens"]:
+                raise ReceiptError(f'{where} field "preflight_tokens": differs from its receipt\'s')
+        for digest, receipt in receipts.items():
+            n = len(journaled.get(digest, []))
+            unsent = receipt["status"] == ATTEMPTED and receipt["attempts"] == n + 1
+            if receipt["attempts"] != n and not unsent:
+                raise ReceiptError(f'{self.directory.name}/{digest}.json field "attempts": {receipt["attempts"]}, '
+                                   f"but {self.journal.path.name} records {n}; restore it or use a fresh --out")
+        return journaled
+
     def ledger(self) -> Ledger:
-        """Spend so far over every receipt in the directory."""
-        total = Ledger(0, 0, 0, 0)
-        for r in self.all():
-            total = total + charge(r)
-        return total
+        """Spend so far, from the journal (receipts are checked against it first)."""
+        return ledger_of(self.verify())
 
 
-def charge(receipt: Mapping[str, Any]) -> Ledger:
-    """What one receipt costs; an attempt with no reported usage is charged its preflight bound."""
-    n = int(receipt.get("attempts", 1))
-    bound = int(receipt["preflight_tokens"])
-    usage = None
-    if receipt.get("status") == COMPLETED:
-        try:
-            usage = usage_of(receipt.get("response"))
-        except InvalidResponse:
-            usage = None
-    if usage is None:
-        return Ledger(n, n * bound, 0, 0)
-    return Ledger(n, (n - 1) * bound + usage.prompt_tokens, usage.prompt_tokens, usage.completion_tokens)
+def ledger_of(journaled: Mapping[str, Sequence[Attempt]]) -> Ledger:
+    """Every journaled attempt costs one request and its bound in input tokens, or the reported prompt tokens
+    when its outcome reported usage."""
+    total = Ledger(0, 0, 0, 0)
+    for attempts in journaled.values():
+        for a in attempts:
+            total = total + cost(a)
+    return total
+
+
+def cost(a: Attempt) -> Ledger:
+    """What one journaled attempt spends."""
+    if a.prompt_tokens is None:
+        return Ledger(1, a.preflight_tokens, 0, 0)
+    return Ledger(1, a.prompt_tokens, a.prompt_tokens, a.completion_tokens or 0)
+
+
+def reported_usage(receipt: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """(prompt, completion) tokens a completed receipt's response reports, or (None, None)."""
+    if receipt.get("status") != COMPLETED:
+        return None, None
+    try:
+        usage = usage_of(receipt.get("response"))
+    except InvalidResponse:
+        return None, None
+    return usage.prompt_tokens, usage.completion_tokens

@@ -241,7 +241,8 @@ def _grading_summary(pools: Sequence[Pool], grading: Grading | None) -> dict[str
     sources: dict[str, int] = {}
     for d in grading.distributions.values():
         sources[d.source] = sources.get(d.source, 0) + 1
-    return {"candidates": total, "graded": graded, "ungraded": total - graded, "sources": dict(sorted(sources.items()))}
+    return {"candidates": total, "graded": graded, "ungraded": total - graded, "sources": dict(sorted(sources.items())),
+            "requests": {"ranking": grading.ranking_requests, "ranking_completed": grading.ranking_completed}}
 
 
 def _count_failures(failures: Sequence[Mapping[str, Any]]) -> dict[str, int]:
