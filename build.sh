@@ -3,4 +3,4 @@
 # Builds the index into INDEX_DIR (the only place written) and starts its search server, detached.
 set -euo pipefail
 CITATOR_CREATE_INDEX=1 source "$(dirname "${BASH_SOURCE[0]}")/scripts/env.sh"
-exec "${CITATOR_CMD[@]}" build "$@"
+CITATOR_SCRIPT=build.sh exec "${CITATOR_CMD[@]}" build "$@"

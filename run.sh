@@ -3,4 +3,4 @@
 # Uses the index's search server when it is alive and answers for this index; otherwise searches in-process.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/scripts/env.sh"
-exec "${CITATOR_CMD[@]}" search "$@"
+CITATOR_SCRIPT=run.sh exec "${CITATOR_CMD[@]}" search "$@"

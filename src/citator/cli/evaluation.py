@@ -13,9 +13,9 @@ from citator.evaluate.reward import STANCE_BASELINE
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="score a results file against ground truth, per stance and overall")
-    p.add_argument("--queries", required=True)
-    p.add_argument("--ground-truth", required=True)
-    p.add_argument("--results", required=True)
+    p.add_argument("--queries", required=True, help="queries JSONL (query_id, text, stance)")
+    p.add_argument("--ground-truth", required=True, help="ground-truth JSONL (graded relevant doc ids per query)")
+    p.add_argument("--results", required=True, help="results JSONL to score (query_id, doc_ids)")
     p.add_argument("--metric", action="append", dest="metrics", help="e.g. ndcg@10 (repeatable; default ndcg@10)")
     p.add_argument(
         "--baseline", type=float, default=STANCE_BASELINE, help="B of reward = clamp((Q-B)/(1-B)); default: the spec's"
@@ -24,10 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_eval)
 
     v = sub.add_parser("validate", help="check a results file against the workload-1 output rules")
-    v.add_argument("--corpus", required=True)
-    v.add_argument("--queries", required=True)
-    v.add_argument("--results", required=True)
-    v.add_argument("--top-k", type=int, default=10)
+    v.add_argument("--corpus", required=True, help="corpus JSONL the results must draw doc ids from")
+    v.add_argument("--queries", required=True, help="queries JSONL: one results line per query")
+    v.add_argument("--results", required=True, help="results JSONL to check")
+    v.add_argument("--top-k", type=int, default=10, help="doc ids each line must hold (default: %(default)s)")
     v.set_defaults(func=run_validate)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -29,8 +30,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _name_script(parser: argparse.ArgumentParser, argv: Sequence[str], script: str) -> None:
+    """Usage and errors of the command a contract script runs name the script (`build.sh`), not `citator build`."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and argv and argv[0] in action.choices:
+            action.choices[argv[0]].prog = script
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Set by build.sh and run.sh for this process only: the servers it starts must not inherit it.
+    script = os.environ.pop("CITATOR_SCRIPT", None)
+    if script:
+        _name_script(parser, argv, script)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

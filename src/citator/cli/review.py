@@ -19,29 +19,29 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = rsub.add_parser("serve", help="run the review web app")
     db_arg(p)
-    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--port", type=int, default=8765, help="TCP port (default: %(default)s)")
     p.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1; anything else exposes reviewer pages")
     p.set_defaults(func=run_serve)
 
     p = rsub.add_parser("add-reviewer", help="create a reviewer and print their sign-in token (shown once)")
-    p.add_argument("name")
+    p.add_argument("name", help="the reviewer's name, as labels will record it")
     db_arg(p)
     p.add_argument("--new-token", action="store_true", help="replace an existing reviewer's token")
     p.set_defaults(func=run_add_reviewer)
 
     p = rsub.add_parser("load", help="create review items from RUN_DIR/pool.jsonl (loading twice adds nothing)")
-    p.add_argument("run_dir")
+    p.add_argument("run_dir", help="a statute run directory (citator bench statutes --out)")
     db_arg(p)
     p.set_defaults(func=run_load)
 
     p = rsub.add_parser("export", help="write labels as JSON lines")
     db_arg(p)
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="JSONL file to write the labels to")
     p.add_argument("--include-stale", action="store_true", help="also write labels whose texts have changed")
     p.set_defaults(func=run_export)
 
     p = rsub.add_parser("import", help="merge a label export into the store (newer labeled_at wins)")
-    p.add_argument("labels")
+    p.add_argument("labels", help="a label export (JSONL, from review export)")
     db_arg(p)
     p.set_defaults(func=run_import)
 

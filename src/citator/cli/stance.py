@@ -10,8 +10,8 @@ from pathlib import Path
 
 def register(sub: argparse._SubParsersAction) -> None:
     b = sub.add_parser("build", help="build a stance-retrieval index (and start its search server)")
-    b.add_argument("--corpus", required=True, type=Path)
-    b.add_argument("--index-dir", required=True, type=Path)
+    b.add_argument("--corpus", required=True, type=Path, help="corpus JSONL (doc_id, text, ...) to index")
+    b.add_argument("--index-dir", required=True, type=Path, help="directory to build the index in (the only place written)")
     b.add_argument("--model", type=Path, help="local encoder directory (default: the bundled MiniLM)")
     b.add_argument("--config", type=Path, help="retrieval config JSON (default: the tuned defaults)")
     b.add_argument("--artifacts", type=Path, help="trained artifacts (default: artifacts/ at the project root, if any)")
@@ -20,19 +20,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.set_defaults(func=run_build)
 
     s = sub.add_parser("search", help="answer a queries file from an index; writes validated results atomically")
-    s.add_argument("--index-dir", required=True, type=Path)
-    s.add_argument("--queries", required=True, type=Path)
-    s.add_argument("--output", required=True, type=Path)
-    s.add_argument("--top-k", type=int, default=10)
+    s.add_argument("--index-dir", required=True, type=Path, help="an index directory made by build")
+    s.add_argument("--queries", required=True, type=Path, help="queries JSONL (query_id, text, stance)")
+    s.add_argument("--output", required=True, type=Path, help="results JSONL to write (atomically)")
+    s.add_argument("--top-k", type=int, default=10, help="doc ids per query (default: %(default)s)")
     s.add_argument("--no-server", action="store_true", help="search in-process even if a server is running")
     s.set_defaults(func=run_search)
 
     v = sub.add_parser("serve", help="hold an index in memory and answer searches over its Unix socket")
-    v.add_argument("--index-dir", required=True, type=Path)
+    v.add_argument("--index-dir", required=True, type=Path, help="the index directory to serve")
     v.set_defaults(func=run_serve)
 
     t = sub.add_parser("stop", help="stop the search server of an index directory")
-    t.add_argument("--index-dir", required=True, type=Path)
+    t.add_argument("--index-dir", required=True, type=Path, help="the index directory whose server to stop")
     t.set_defaults(func=run_stop)
 
 

@@ -10,17 +10,17 @@ from pathlib import Path
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="learn stance-retrieval artifacts from labeled propositions (train/dev only)")
-    p.add_argument("--corpus", required=True, type=Path)
+    p.add_argument("--corpus", required=True, type=Path, help="corpus JSONL the propositions are labeled against")
     p.add_argument("--queries", required=True, type=Path, action="append", help="repeatable; `split` other than train is skipped")
     p.add_argument("--ground-truth", required=True, type=Path, action="append", help="one per --queries")
     p.add_argument("--dev-queries", type=Path, action="append", default=[], help="default: the split=dev part of --queries")
-    p.add_argument("--dev-ground-truth", type=Path, action="append", default=[])
+    p.add_argument("--dev-ground-truth", type=Path, action="append", default=[], help="one per --dev-queries")
     p.add_argument("--out", required=True, type=Path, help="artifacts directory (e.g. artifacts/)")
     p.add_argument("--model", type=Path, help="base encoder directory (default: the bundled MiniLM)")
     p.add_argument("--base-index", type=Path, help="reuse the passage vectors of an index built from the same corpus")
-    p.add_argument("--epochs", type=int, default=2)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--learning-rate", type=float, default=3e-5)
+    p.add_argument("--epochs", type=int, default=2, help="fine-tuning epochs (default: %(default)s)")
+    p.add_argument("--batch-size", type=int, default=32, help="fine-tuning batch size (default: %(default)s)")
+    p.add_argument("--learning-rate", type=float, default=3e-5, help="fine-tuning learning rate (default: %(default)s)")
     p.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto",
                    help="fine-tuning's forward pass: auto (default) = bf16 on a GPU or a CPU with bf16 units "
                         "(AMX, AVX-512 BF16), else fp32; the manifest records which")
