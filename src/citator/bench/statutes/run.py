@@ -57,7 +57,8 @@ def _fingerprint(config: RunConfig, provider: Provider | None, corpus: dict[str,
 def _check_resume(out: Path, fingerprint: dict[str, Any]) -> None:
     path = out / "manifest.json"
     if path.is_file():
-        previous = read_json(path).get("fingerprint")
+        manifest = read_json(path)
+        previous = manifest.get("fingerprint") if isinstance(manifest, dict) else None
         if previous != fingerprint:
             changed = sorted(k for k in fingerprint if (previous or {}).get(k) != fingerprint[k])
             raise ReceiptError(f"{out} holds a run with other inputs ({', '.join(changed)} differ); "
