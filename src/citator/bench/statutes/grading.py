@@ -94,7 +94,8 @@ def grade_chat(
             out.request_hashes.append(digest)
             receipt = store.get(digest)
             meta = {"query_id": qid, "batch": number, "doc_ids": list(doc_ids), "labels": labels,
-                    "prompt_version": prompt.PROMPT_VERSION, "provider": provider.describe()}
+                    "prompt_version": prompt.PROMPT_VERSION, "provider": provider.describe(),
+                    "retrieval_version": pool.retrieval_version}
             if receipt is not None and receipt["status"] == ATTEMPTED and not resend_attempted:
                 out.failures.append(Failure(qid, "attempted_unfinished", "sent before an interruption with no "
                                             "outcome recorded; not re-sent (use --resend-attempted)", doc_ids, digest))
