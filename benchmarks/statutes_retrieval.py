@@ -31,10 +31,8 @@ def _variants():  # type: ignore[no-untyped-def]
         "hybrid (declared)": DEFAULT,
         "- structure (no neighbours, no cross-references)": replace(DEFAULT, seeds=0),
         "- cross-references": replace(DEFAULT, crossrefs=False),
-        "- neighbours": replace(DEFAULT, reach=0),
         "- dense_passage": replace(DEFAULT, weights={**w, "dense_passage": 0.0}),
         "- dense_caption": replace(DEFAULT, weights={**w, "dense_caption": 0.0}),
-        "depth 100": replace(DEFAULT, depth=100),
     }
 
 

@@ -35,7 +35,7 @@ class HybridSettings:
     weights: Mapping[str, float] = field(default_factory=lambda: {
         "bm25_section": 1.0, "dense_caption": 1.0, "dense_passage": 1.0})
     rrf_k: int = 60
-    depth: int = 50
+    depth: int = 30
     seeds: int = 10
     reach: int = 1
     crossrefs: bool = True
