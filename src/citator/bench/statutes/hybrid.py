@@ -5,8 +5,8 @@ reciprocal rank (RRF, k=60).
    with its caption vector (chapter name, subchapter, heading: see vectors.py).
 2. Candidates: the `depth` best sections of each of those, plus the statute's own structure around the `seeds`
    best of the first fusion: their neighbours in the chapter and the sections their texts cite.
-3. Each candidate's passages (word windows led by chapter name and heading) are encoded once (cached) and the
-   candidate scored by its best passage (MaxP); this signal counts for candidates only.
+3. Each candidate's first `windows` passages (word windows led by chapter name and heading) are encoded once
+   (cached) and the candidate scored by its best one (MaxP); this signal counts for candidates only.
 4. The pool is the top of the fusion of all three signals; ties in corpus order.
 
 It answers the same questions as KeywordIndex (`sections`, `analyzer`, `idf`, `search`), so pools, passages and
@@ -39,11 +39,14 @@ class HybridSettings:
     seeds: int = 10
     reach: int = 1
     crossrefs: bool = True
+    # Passage windows scored per candidate, from the start of the section: MiniLM costs about 4 s a window on a
+    # shared two-core CPU, and a statute section's opening states its rule.
+    windows: int = 1
 
     def version(self) -> str:
         w = "-".join(f"{k}{v:g}" for k, v in sorted(self.weights.items()))
         return (f"hybrid-rrf{self.rrf_k}-{w}-depth{self.depth}-seeds{self.seeds}-reach{self.reach}"
-                f"-xref{int(self.crossrefs)}-minilm-v1")
+                f"-xref{int(self.crossrefs)}-win{self.windows}-minilm-v1")
 
 
 DEFAULT = HybridSettings()
@@ -100,7 +103,7 @@ class HybridIndex:
         if not weight:
             return first
         cands = self.candidates(full, first)
-        texts = [section_passages(self.sections[i]) for i in cands]
+        texts = [section_passages(self.sections[i])[: s.windows] for i in cands]
         vectors = self.vectors.passages([t for group in texts for t in group])
         best = np.empty(len(cands))
         row = 0

@@ -124,7 +124,7 @@ def run_statutes(config: RunConfig, provider: Provider | None,
                   "splits": sorted({q.split for q in suite})},
         "passage_max_bytes": MAX_PASSAGE_BYTES, "batch_size": prompt.BATCH_SIZE,
         "budget": {"max_requests": config.budget.max_requests, "max_input_tokens": config.budget.max_input_tokens},
-        "order": ORDER_NOTE, "citator_version": citator.__version__,
+        "order": ORDER_NOTE.replace("keyword rank", f"{config.retrieval} rank"), "citator_version": citator.__version__,
     }
     write_json_atomic(out / "manifest.json", manifest)
 
