@@ -1,13 +1,17 @@
-"""Statute relevance benchmark: keyword order vs the MiniLM embedding reranker on the NRS and D.C. dev suites.
+"""Statute relevance benchmark: pool order vs the MiniLM embedding reranker on the NRS and D.C. dev suites, for each
+retrieval arm (keyword, hybrid), and the arms against each other.
 
-Per suite and split: Hit@1/5/10, RR and target coverage of the 30-candidate keyword pool, for keyword order and
-the reranked order of the same 30, with paired family-bootstrap 95% intervals (10,000 replicates, seed 20260920);
-the secondary all-terms baseline and the controls are in each run's metrics.json and report.
+Per suite, arm and split: Hit@1/5/10, RR and target coverage of the 30-candidate pool, for the pool's order and the
+reranked order of the same 30, with paired family-bootstrap 95% intervals (10,000 replicates, seed 20260920); then
+hybrid minus keyword, paired the same way, for pool order and for reranked order. The secondary all-terms baseline
+and the controls are in each run's metrics.json and report.
 
-    .venv/bin/python benchmarks/statutes.py [--data ../shared/data/statutes] [--runs-dir benchmarks/work/statutes] [--suites nrs dc] [--resume]
+    .venv/bin/python benchmarks/statutes.py [--data ../shared/data/statutes] [--runs-dir benchmarks/work/statutes]
+        [--suites nrs dc] [--retrieval keyword hybrid] [--index-dir benchmarks/work/statutes-index] [--resume]
 
-Wall time per suite is from a fresh run directory (BM25 indexing, passages, MiniLM encoding, bootstrap, report),
-after the encoder is loaded.
+Wall time per run is from a fresh run directory (indexing, passages, MiniLM encoding, bootstrap, report), after the
+reranker's encoder is loaded; the hybrid arm's vectors come from --index-dir (built there on first use, and the
+build time is then part of that run's wall time).
 """
 
 from __future__ import annotations
@@ -26,6 +30,73 @@ SUITES = {"nrs": "nevada_nrs_subset", "dc": "dc_code"}
 METRICS = ("hit@1", "hit@5", "hit@10", "rr")
 
 
+def _print_run(name: str, arm: str, metrics: dict) -> None:
+    for split, kinds in metrics["by_split"].items():
+        for kind in kinds:
+            for order, table in ((f"{arm}", metrics["by_split"]), (f"{arm}+emb", metrics["reranked_by_split"])):
+                r = table[split][kind]
+                print(f"{name:<5} {split:<6} {kind:<15} {r['queries']:>3} {order:<13} "
+                      + " ".join(f"{r[m]:>6.3f}" for m in (*METRICS, "coverage")))
+    for split, ms in metrics["paired"].items():
+        for metric, iv in ms.items():
+            lo, hi = iv["difference_ci95"]
+            print(f"{name:<5} {split:<6} {arm} paired emb-pool {metric:<7} diff {iv['difference']:+.3f}  "
+                  f"95% CI [{lo:+.3f}, {hi:+.3f}]  ({iv['queries']} queries, {iv['families']} families)")
+
+
+def _summary(name: str, metrics: dict, seconds: float) -> dict:
+    return {
+        "corpus": f"{SUITES[name]}/sections.jsonl",
+        "suite_version": metrics["suite_version"],
+        "provider": metrics["provider"],
+        "retrieval_version": metrics["retrieval_version"],
+        "passage_version": metrics["passage_version"],
+        "provider_requests": metrics["provider_requests"],
+        "pool_order": metrics["by_split"],
+        "embedding": metrics["reranked_by_split"],
+        "paired": metrics["paired"],
+        "secondary_baseline": metrics["secondary_baseline"],
+        "keyword_fallback_queries": metrics["keyword_fallback_queries"],
+        "exact_citation": [{k: c[k] for k in ("query_id", "text", "resolved", "message", "provider_calls")}
+                           for c in metrics["controls"]["exact_citation"]],
+        "outside_corpus_top3": {c["query_id"]: [h["doc_id"] for h in c["keyword_top"][:3]]
+                                for c in metrics["controls"]["outside_corpus"]},
+        "wall_seconds": round(seconds, 1),
+    }
+
+
+def _between(name: str, keyword: dict, hybrid: dict) -> dict:
+    """Hybrid minus keyword over the ranking queries, paired by query and resampled by family, for pool order
+    ("keyword" in per_query) and for the reranked order."""
+    from citator.bench.statutes.metrics import interval_json
+    from citator.evaluate.bootstrap import paired_family_bootstrap
+
+    out: dict[str, dict] = {}
+    rows_h = {r["query_id"]: r for r in hybrid["per_query"]}
+    for split in sorted({r["split"] for r in keyword["per_query"] if r["kind"] == "ranking"}):
+        rows = [r for r in keyword["per_query"] if r["kind"] == "ranking" and r["split"] == split]
+        families = [r["family"] for r in rows]
+        out[split] = {}
+        for order in ("keyword", "reranked"):
+            for metric in (*METRICS, "coverage"):
+                if order == "reranked" and metric == "coverage":
+                    continue
+                a = [r[order][metric] for r in rows]
+                b = [rows_h[r["query_id"]][order][metric] for r in rows]
+                iv = interval_json(paired_family_bootstrap(a, b, families))
+                label = "pool" if order == "keyword" else "embedding"
+                out[split][f"{label}/{metric}"] = {"keyword_arm": iv["keyword"], "hybrid_arm": iv["reranked"],
+                                                   "difference": iv["difference"],
+                                                   "keyword_arm_ci95": iv["keyword_ci95"],
+                                                   "hybrid_arm_ci95": iv["reranked_ci95"],
+                                                   "difference_ci95": iv["difference_ci95"],
+                                                   "queries": iv["queries"], "families": iv["families"]}
+                lo, hi = iv["difference_ci95"]
+                print(f"{name:<5} {split:<6} hybrid-keyword {label:<9} {metric:<8} {iv['keyword']:.3f} -> "
+                      f"{iv['reranked']:.3f}  diff {iv['difference']:+.3f}  95% CI [{lo:+.3f}, {hi:+.3f}]")
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA, help="folder holding nevada_nrs_subset/ and dc_code/")
@@ -33,6 +104,9 @@ def main() -> int:
     parser.add_argument("--suites", nargs="+", choices=sorted(SUITES), default=["nrs", "dc"])
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "statutes.json")
     parser.add_argument("--resume", action="store_true", help="reuse existing run directories (wall time then means little)")
+    parser.add_argument("--retrieval", nargs="+", choices=("keyword", "hybrid"), default=["keyword", "hybrid"])
+    parser.add_argument("--index-dir", type=Path, default=ROOT / "benchmarks" / "work" / "statutes-index",
+                        help="hybrid: vector cache, one subfolder per suite")
     args = parser.parse_args()
 
     from citator.bench.statutes.run import RunConfig, run_statutes
@@ -40,46 +114,29 @@ def main() -> int:
 
     provider = EmbeddingProvider()
     results: dict[str, object] = {}
-    print(f"{'suite':<5} {'split':<6} {'kind':<15} {'n':>3} {'order':<9} {'hit@1':>6} {'hit@5':>6} {'hit@10':>6} "
+    print(f"{'suite':<5} {'split':<6} {'kind':<15} {'n':>3} {'order':<13} {'hit@1':>6} {'hit@5':>6} {'hit@10':>6} "
           f"{'rr':>6} {'cov':>6}")
     for name in args.suites:
         corpus, suite = (args.data / SUITES[name] / f for f in ("sections.jsonl", "suite-dev.jsonl"))
-        if not args.resume:
-            shutil.rmtree(args.runs_dir / name, ignore_errors=True)
-        start = time.perf_counter()
-        metrics = run_statutes(RunConfig(corpus, suite, args.runs_dir / name), provider)
-        seconds = time.perf_counter() - start
-        for split, kinds in metrics["by_split"].items():
-            for kind in kinds:
-                for order, table in (("keyword", metrics["by_split"]), ("embedding", metrics["reranked_by_split"])):
-                    r = table[split][kind]
-                    print(f"{name:<5} {split:<6} {kind:<15} {r['queries']:>3} {order:<9} "
-                          + " ".join(f"{r[m]:>6.3f}" for m in (*METRICS, "coverage")))
-        for split, ms in metrics["paired"].items():
-            for metric, iv in ms.items():
-                lo, hi = iv["difference_ci95"]
-                print(f"{name:<5} {split:<6} paired {metric:<7} diff {iv['difference']:+.3f}  95% CI [{lo:+.3f}, {hi:+.3f}]"
-                      f"  ({iv['queries']} queries, {iv['families']} families)")
-        results[name] = {
-            "corpus": f"{SUITES[name]}/sections.jsonl",
-            "suite_version": metrics["suite_version"],
-            "provider": metrics["provider"],
-            "retrieval_version": metrics["retrieval_version"],
-            "passage_version": metrics["passage_version"],
-            "provider_requests": metrics["provider_requests"],
-            "keyword": metrics["by_split"],
-            "embedding": metrics["reranked_by_split"],
-            "paired": metrics["paired"],
-            "secondary_baseline": metrics["secondary_baseline"],
-            "keyword_fallback_queries": metrics["keyword_fallback_queries"],
-            "exact_citation": [{k: c[k] for k in ("query_id", "text", "resolved", "message")}
-                               for c in metrics["controls"]["exact_citation"]],
-            "outside_corpus_top3": {c["query_id"]: [h["doc_id"] for h in c["keyword_top"][:3]]
-                                    for c in metrics["controls"]["outside_corpus"]},
-            "wall_seconds": round(seconds, 1),
-        }
+        by_arm: dict[str, dict] = {}
+        for arm in args.retrieval:
+            run_dir = args.runs_dir / (name if arm == "keyword" else f"{name}-{arm}")
+            if not args.resume:
+                shutil.rmtree(run_dir, ignore_errors=True)
+            start = time.perf_counter()
+            metrics = run_statutes(RunConfig(corpus, suite, run_dir, retrieval=arm, index_dir=args.index_dir / name),
+                                   provider)
+            seconds = time.perf_counter() - start
+            by_arm[arm] = metrics
+            _print_run(name, arm, metrics)
+            results[f"{name}/{arm}"] = _summary(name, metrics, seconds)
+        if {"keyword", "hybrid"} <= by_arm.keys():
+            results[f"{name}/hybrid-vs-keyword"] = _between(name, by_arm["keyword"], by_arm["hybrid"])
     results["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
-    results["command"] = "python benchmarks/statutes.py " + " ".join(sys.argv[1:])
+    results[f"command/{'+'.join(args.suites)}"] = "python benchmarks/statutes.py " + " ".join(sys.argv[1:])
+    # Suites run separately add to one results file; a suite's entries are replaced when it is run again.
+    if args.out.is_file():
+        results = {**json.loads(args.out.read_text(encoding="utf-8")), **results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")

@@ -42,6 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="re-send requests that were attempted but have no recorded outcome")
     p.add_argument("--max-requests", type=int, default=272, help="attempted-request cap (at most 272)")
     p.add_argument("--max-input-tokens", type=int, default=2_000_000, help="input-token cap (at most 2,000,000)")
+    p.add_argument("--retrieval", choices=("keyword", "hybrid"), default="keyword",
+                   help="pool retrieval arm: keyword (BM25, the primary baseline) or hybrid (BM25 + MiniLM, fused)")
+    p.add_argument("--index-dir", type=Path,
+                   help="hybrid: folder caching the corpus's MiniLM vectors (default RUN_DIR/hybrid-index)")
     p.set_defaults(func=run_bench_statutes)
 
     s = sub.add_parser(
@@ -123,7 +127,7 @@ def run_bench_statutes(args: argparse.Namespace) -> int:
             if args.label_store is not None:
                 labels = _export_store(args.label_store, Path(tmp) / "labels.jsonl")
             config = RunConfig(args.corpus, args.suite, args.out, labels, args.resend_attempted,
-                               Budget(args.max_requests, args.max_input_tokens))
+                               Budget(args.max_requests, args.max_input_tokens), args.retrieval, args.index_dir)
             metrics = run_statutes(config, _provider(args))
         _print_summary(metrics)
     finally:

@@ -112,7 +112,8 @@ def grade_chat(
             receipt = store.get(digest)
             earlier = journaled.get(digest, [])
             meta = {"query_id": qid, "batch": number, "doc_ids": list(doc_ids), "labels": labels,
-                    "prompt_version": prompt.PROMPT_VERSION, "provider": provider.describe()}
+                    "prompt_version": prompt.PROMPT_VERSION, "provider": provider.describe(),
+                    "retrieval_version": pool.retrieval_version}
             # An attempted receipt one attempt ahead of the journal was never sent: it is sent like a new one.
             in_flight = receipt is not None and receipt["status"] == ATTEMPTED and receipt["attempts"] == len(earlier)
             if in_flight and not resend_attempted:

@@ -49,6 +49,8 @@ def section_text(section: StatuteSection) -> str:
 class KeywordIndex:
     """An in-memory BM25 index over sections; ties break by corpus order so rankings are deterministic."""
 
+    version = RETRIEVAL_VERSION
+
     def __init__(self, sections: Sequence[StatuteSection]) -> None:
         self.sections = list(sections)
         self.analyzer = Analyzer()

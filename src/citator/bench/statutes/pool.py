@@ -1,13 +1,18 @@
-"""The candidate pool: exactly 30 keyword hits per query, each with its hashed passage (pool.jsonl)."""
+"""The candidate pool: exactly 30 hits of the run's retrieval arm per query, each with its hashed passage (pool.jsonl).
+
+`keyword_rank` (a pool.jsonl contract key) is the rank in the arm's own order: BM25 for the keyword arm, the fused
+order for the hybrid arm.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
-from citator.bench.statutes.keyword import KeywordIndex
+from citator.bench.statutes.keyword import RETRIEVAL_VERSION, Analyzer, Hit
 from citator.bench.statutes.passages import extract_passage
-from citator.data.statutes import SuiteQuery
+from citator.data.statutes import StatuteSection, SuiteQuery
 from citator.errors import StatuteError
 
 POOL_SIZE = 30
@@ -16,6 +21,19 @@ POOL_KEYS = (
     "query_id", "query", "split", "family", "kind", "doc_id", "heading", "section_text", "section_sha256",
     "caption", "passage", "passage_sha256", "keyword_rank",
 )
+
+
+class Retriever(Protocol):
+    """What a pool needs of a retrieval arm (KeywordIndex, HybridIndex): its ranking and the keyword analyzer and
+    IDF that passage extraction uses under every arm."""
+
+    sections: list[StatuteSection]
+    analyzer: Analyzer
+    version: str
+
+    def idf(self, term: str) -> float: ...
+
+    def search(self, query: str, k: int) -> list[Hit]: ...
 
 
 @dataclass(frozen=True)
@@ -45,18 +63,20 @@ class PoolItem:
 
 @dataclass(frozen=True)
 class Pool:
-    """A query's 30 candidates in keyword order; `fallback` says no query term matched any section."""
+    """A query's 30 candidates in retrieval order; `fallback` says every retrieval score was 0 (no query term matched
+    any section: keyword arm only, as the hybrid arm's dense scores always rank)."""
 
     query: SuiteQuery
     items: tuple[PoolItem, ...]
     fallback: bool
+    retrieval_version: str = RETRIEVAL_VERSION
 
     @property
     def doc_ids(self) -> list[str]:
         return [i.doc_id for i in self.items]
 
 
-def build_pool(index: KeywordIndex, query: SuiteQuery, size: int = POOL_SIZE) -> Pool:
+def build_pool(index: Retriever, query: SuiteQuery, size: int = POOL_SIZE) -> Pool:
     """Retrieve exactly `size` sections for `query` and extract each one's passage."""
     if len(index.sections) < size:
         raise StatuteError("sections", None, f"the corpus has {len(index.sections)} sections; a pool needs {size}")
@@ -72,9 +92,9 @@ def build_pool(index: KeywordIndex, query: SuiteQuery, size: int = POOL_SIZE) ->
             hit.rank, hit.score,
         ))
     # With no matching term every score is 0 and the pool is corpus order: kept, but disclosed.
-    return Pool(query, tuple(items), fallback=all(h.score == 0.0 for h in hits))
+    return Pool(query, tuple(items), fallback=all(h.score == 0.0 for h in hits), retrieval_version=index.version)
 
 
-def build_pools(index: KeywordIndex, queries: Sequence[SuiteQuery], size: int = POOL_SIZE) -> list[Pool]:
+def build_pools(index: Retriever, queries: Sequence[SuiteQuery], size: int = POOL_SIZE) -> list[Pool]:
     """Pools for every ranking and outside-corpus query, in suite order (citation controls need none)."""
     return [build_pool(index, q, size) for q in queries if q.kind != "exact_citation"]

@@ -10,7 +10,9 @@ from typing import Any
 import citator
 from citator.bench.statutes import prompt
 from citator.bench.statutes.grading import Grading, grade_chat, grades_rows, score_similarity
-from citator.bench.statutes.keyword import RETRIEVAL_VERSION, KeywordIndex
+from citator.bench.statutes.arms import build_index, describe, retrieval_version
+from citator.bench.statutes.hybrid import HybridIndex
+from citator.bench.statutes.keyword import KeywordIndex
 from citator.bench.statutes.labels import calibration, consensus, human_metrics
 from citator.bench.statutes.metrics import QueryScore, paired, score_order, summarize
 from citator.bench.statutes.passages import MAX_PASSAGE_BYTES, PASSAGE_VERSION
@@ -39,16 +41,20 @@ class RunConfig:
     labels: Path | None = None
     resend_attempted: bool = False
     budget: Budget = field(default_factory=Budget)
+    retrieval: str = "keyword"  # the pool's retrieval arm: "keyword" (primary) or "hybrid"
+    index_dir: Path | None = None  # hybrid: where its vectors are cached (default RUN_DIR/hybrid-index)
 
 
 def _fingerprint(config: RunConfig, provider: Provider | None, corpus: dict[str, Any]) -> dict[str, Any]:
     """What a resumed run must share with the first one, or its receipts belong to something else."""
+    arm = describe(config.retrieval)
     return {
+        **({"retrieval": arm} if arm else {}),
         "corpus_sha256": corpus["sha256"],
         "suite_sha256": sha256_file(config.suite),
         "provider": provider.describe() if provider else {"provider": "none"},
         "prompt_version": prompt.PROMPT_VERSION if isinstance(provider, ChatProvider) else None,
-        "retrieval_version": RETRIEVAL_VERSION,
+        "retrieval_version": retrieval_version(config.retrieval),
         "passage_version": PASSAGE_VERSION,
         "pool_size": POOL_SIZE,
     }
@@ -119,11 +125,11 @@ def run_statutes(config: RunConfig, provider: Provider | None,
                   "splits": sorted({q.split for q in suite})},
         "passage_max_bytes": MAX_PASSAGE_BYTES, "batch_size": prompt.BATCH_SIZE,
         "budget": {"max_requests": config.budget.max_requests, "max_input_tokens": config.budget.max_input_tokens},
-        "order": ORDER_NOTE, "citator_version": citator.__version__,
+        "order": ORDER_NOTE.replace("keyword rank", f"{config.retrieval} rank"), "citator_version": citator.__version__,
     }
     write_json_atomic(out / "manifest.json", manifest)
 
-    index = KeywordIndex(sections)
+    index = build_index(config.retrieval, sections, config.index_dir or out / "hybrid-index")
     pools = build_pools(index, suite)
     write_jsonl_atomic(out / "pool.jsonl", (i.to_json() for p in pools if p.query.kind == "ranking" for i in p.items))
     write_jsonl_atomic(out / "control_pools.jsonl",
@@ -193,7 +199,7 @@ def run_statutes(config: RunConfig, provider: Provider | None,
         "suite_version": manifest["suite"]["version"],
         "provider": fingerprint["provider"],
         "prompt_version": fingerprint["prompt_version"],
-        "retrieval_version": RETRIEVAL_VERSION,
+        "retrieval_version": fingerprint["retrieval_version"],
         "passage_version": PASSAGE_VERSION,
         "provider_requests": usage["provider_requests"],
         "usage": {k: v for k, v in usage.items() if k != "budget"},
@@ -220,7 +226,7 @@ def _values(s: QueryScore) -> dict[str, float]:
             "coverage": round(s.coverage, 6)}
 
 
-def _secondary(index: KeywordIndex, pools: Sequence[Pool]) -> tuple[list[QueryScore], list[str]]:
+def _secondary(index: KeywordIndex | HybridIndex, pools: Sequence[Pool]) -> tuple[list[QueryScore], list[str]]:
     scores, fell_back = [], []
     for pool in pools:
         q = pool.query

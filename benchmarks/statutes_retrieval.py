@@ -1,0 +1,107 @@
+"""Statute pools by retrieval arm: the keyword arm, the hybrid arm and the hybrid arm's parts, on the dev suites.
+
+For each suite, the ranking queries' pool of 30 under each retrieval: target coverage of the pool and Hit@1/5/10
+and RR of the pool's own order (no reranker). Each ablation drops or changes one part of the hybrid arm, so what
+each part adds is measured on the same queries. MiniLM vectors are cached under --index-dir (built once).
+
+    .venv/bin/python benchmarks/statutes_retrieval.py [--data ../shared/data/statutes] [--suites nrs dc]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "statutes"
+SUITES = {"nrs": "nevada_nrs_subset", "dc": "dc_code"}
+KEYS = ("coverage", "hit@1", "hit@5", "hit@10", "rr")
+
+
+def _variants():  # type: ignore[no-untyped-def]
+    from citator.bench.statutes.hybrid import DEFAULT
+
+    w = dict(DEFAULT.weights)
+    return {
+        "hybrid (declared)": DEFAULT,
+        "- structure (no neighbours, no cross-references)": replace(DEFAULT, seeds=0),
+        "- cross-references": replace(DEFAULT, crossrefs=False),
+        "- dense_passage": replace(DEFAULT, weights={**w, "dense_passage": 0.0}),
+        "- dense_caption": replace(DEFAULT, weights={**w, "dense_caption": 0.0}),
+    }
+
+
+def _score(pools, suite) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    from citator.bench.statutes.metrics import score_order
+
+    scores = []
+    for q in suite:
+        if q.kind != "ranking":
+            continue
+        ids = pools[q.query_id]
+        scores.append(score_order(q.query_id, q.split, q.family, q.kind, ids, q.nominated, ids))
+    return {k: round(sum(s.get(k) for s in scores) / len(scores), 3) for k in KEYS} | {"queries": len(scores)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA, help="folder holding nevada_nrs_subset/ and dc_code/")
+    parser.add_argument("--suites", nargs="+", choices=sorted(SUITES), default=["nrs", "dc"])
+    parser.add_argument("--index-dir", type=Path, default=ROOT / "benchmarks" / "work" / "statutes-index",
+                        help="where each corpus's MiniLM vectors are cached (one subfolder per suite)")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "statutes_retrieval.json")
+    args = parser.parse_args()
+
+    from citator.bench.statutes.hybrid import HybridIndex
+    from citator.bench.statutes.keyword import KeywordIndex
+    from citator.bench.statutes.pool import POOL_SIZE
+    from citator.bench.statutes.vectors import SectionVectors
+    from citator.data.statutes import read_sections, read_suite
+    from citator.models.encoder import encoder_fingerprint, load_encoder
+
+    encoder = load_encoder(device="cpu")
+    fingerprint = encoder_fingerprint()
+    results: dict[str, object] = {}
+    print(f"{'suite':<5} {'retrieval':<50} {'n':>3} " + " ".join(f"{k:>8}" for k in KEYS))
+    for name in args.suites:
+        corpus, suite_path = (args.data / SUITES[name] / f for f in ("sections.jsonl", "suite-dev.jsonl"))
+        sections = read_sections(corpus)
+        suite = read_suite(suite_path, {s.doc_id for s in sections})
+        queries = [q for q in suite if q.kind == "ranking"]
+        start = time.perf_counter()
+        keyword = KeywordIndex(sections)
+        keyword_s = time.perf_counter() - start
+        start = time.perf_counter()
+        vectors = SectionVectors(sections, encoder, fingerprint, args.index_dir / name)
+        vectors_s = time.perf_counter() - start
+        rows: dict[str, dict[str, float]] = {}
+        seconds: dict[str, float] = {}
+        kw = {q.query_id: [sections[h.index].doc_id for h in keyword.search(q.text, POOL_SIZE)] for q in queries}
+        rows["keyword"] = _score(kw, queries)
+        for label, settings in _variants().items():
+            index = HybridIndex(sections, vectors, encoder, settings, keyword=keyword)
+            start = time.perf_counter()
+            pools = {q.query_id: [sections[h.index].doc_id for h in index.search(q.text, POOL_SIZE)] for q in queries}
+            seconds[label] = round(time.perf_counter() - start, 1)
+            rows[label] = _score(pools, queries)
+        for label, row in rows.items():
+            print(f"{name:<5} {label:<50} {row['queries']:>3} " + " ".join(f"{row[k]:>8.3f}" for k in KEYS))
+        results[name] = {"suite": f"{SUITES[name]}/suite-dev.jsonl", "rows": rows,
+                         "keyword_index_seconds": round(keyword_s, 1),
+                         f"caption_vectors_{vectors.source}_seconds": round(vectors_s, 1),
+                         "search_seconds_incl_new_passage_encoding": seconds}
+    results["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
+    results["command"] = "python benchmarks/statutes_retrieval.py " + " ".join(sys.argv[1:])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""The two retrieval arms: the keyword arm as it was, the hybrid arm deterministic, versioned and cached safely."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from citator.bench.statutes.crossrefs import cited_doc_ids, cross_references, neighbours
+from citator.bench.statutes.hybrid import DEFAULT, RETRIEVAL_VERSION, HybridIndex
+from citator.bench.statutes.keyword import RETRIEVAL_VERSION as KEYWORD_VERSION
+from citator.bench.statutes.keyword import KeywordIndex
+from citator.bench.statutes.pool import POOL_SIZE, build_pools
+from citator.bench.statutes.run import RunConfig, run_statutes
+from citator.bench.statutes.vectors import CAPTIONS, PASSAGES, SectionVectors
+from citator.data.hashing import sha256_file
+from citator.data.statutes import StatuteSection, read_sections, read_suite
+from citator.errors import ReceiptError, StatuteError
+from citator.labels.pool import read_pool
+from citator.providers.base import ChatProvider, Exchange
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_keyword_arm_is_the_code_it_was(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
+    """Pools, passages and metrics of the default arm are those the keyword code made before the hybrid arm existed
+    (recorded from commit 6e13867 in keyword_parity.json)."""
+    golden = json.loads((FIXTURES / "keyword_parity.json").read_text(encoding="utf-8"))
+    run_statutes(RunConfig(nrs_sections, nrs_suite, tmp_path / "run"), None)
+    pools: dict[str, list[list[object]]] = {}
+    for name in ("pool.jsonl", "control_pools.jsonl"):
+        for line in (tmp_path / "run" / name).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            pools.setdefault(row["query_id"], []).append([row["doc_id"], row["keyword_rank"], row["passage_sha256"]])
+    assert pools == golden["pools"]
+    assert sha256_file(tmp_path / "run" / "metrics.json") == golden["metrics_sha256"]
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["fingerprint"]["retrieval_version"] == KEYWORD_VERSION and "retrieval" not in manifest["fingerprint"]
+
+
+def test_cross_references_and_neighbours() -> None:
+    assert cited_doc_ids("as described in NRS 1.4653 and NRS 432B.220, or NRS 1.4653 again") == [
+        "NRS 1.4653", "NRS 432B.220"]
+    assert cited_doc_ids("pursuant to §§ 16-904 and 16-905, or section 22-3211.") == [
+        "D.C. Code § 16-904", "D.C. Code § 22-3211"]
+    sections = [StatuteSection("NRS 1.1", "", "See NRS 1.3.", chapter="1"),
+                StatuteSection("NRS 1.2", "", "Nothing.", chapter="1"),
+                StatuteSection("NRS 1.3", "", "See NRS 1.3 and NRS 9.9.", chapter="1"),
+                StatuteSection("NRS 1.3 (version 2)", "", "Text.", chapter="1"),
+                StatuteSection("NRS 2.1", "", "Other chapter.", chapter="2")]
+    # Every printed version of a cited section; a section never cites itself; unknown citations are dropped.
+    assert cross_references(sections) == [(2, 3), (), (3,), (), ()]
+    assert neighbours(sections, 3) == [2] and neighbours(sections, 1, reach=2) == [0, 2, 3]
+
+
+@pytest.fixture(scope="module")
+def encoder(minilm_dir: Path):  # type: ignore[no-untyped-def]
+    from citator.models.encoder import load_encoder
+
+    return load_encoder(minilm_dir, device="cpu")
+
+
+def _ids(index, queries) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    return [p.doc_ids for p in build_pools(index, queries)]
+
+
+@pytest.mark.slow
+def test_hybrid_pools_are_deterministic_and_cached(tmp_path: Path, encoder, nrs_sections: Path,  # type: ignore[no-untyped-def]
+                                                   nrs_suite: Path) -> None:
+    sections = read_sections(nrs_sections)
+    queries = read_suite(nrs_suite)
+    built = SectionVectors(sections, encoder, "enc-a", tmp_path / "idx", progress=False)
+    assert built.source == "built"
+    first = _ids(HybridIndex(sections, built, encoder), queries)
+    # Same pools twice, and the same from vectors read back from the cache (captions and passages).
+    assert first == _ids(HybridIndex(sections, built, encoder), queries)
+    cached = SectionVectors(sections, encoder, "enc-a", tmp_path / "idx", progress=False)
+    assert cached.source == "cache" and np.array_equal(cached.captions, built.captions)
+    assert first == _ids(HybridIndex(sections, cached, encoder), queries)
+    assert all(len(p) == POOL_SIZE for p in first)
+    pools = build_pools(HybridIndex(sections, cached, encoder), queries)
+    assert {p.retrieval_version for p in pools} == {RETRIEVAL_VERSION} and not any(p.fallback for p in pools)
+    # Another encoder is another cache: rebuilt, not trusted.
+    assert SectionVectors(sections, encoder, "enc-b", tmp_path / "idx", progress=False).source == "built"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [CAPTIONS, PASSAGES])
+def test_a_damaged_cache_is_refused(tmp_path: Path, encoder, nrs_sections: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+    sections = read_sections(nrs_sections)
+    vectors = SectionVectors(sections, encoder, "enc", tmp_path / "idx", progress=False)
+    vectors.passages(["Teachers must report suspected abuse.", "Severability."])
+    path = tmp_path / "idx" / name
+    array = np.load(path)
+    array[0, 0] += 0.5
+    np.save(path, array)
+    with pytest.raises(StatuteError, match=f"{name}.*sha256"):
+        SectionVectors(sections, encoder, "enc", tmp_path / "idx", progress=False)
+
+
+@pytest.mark.slow
+def test_dense_signals_find_what_no_word_matches(tmp_path: Path, encoder, nrs_sections: Path) -> None:  # type: ignore[no-untyped-def]
+    """A question sharing no indexed word with the corpus: keyword order is corpus order, the hybrid arm ranks."""
+    sections = read_sections(nrs_sections)
+    vectors = SectionVectors(sections, encoder, "enc", tmp_path / "idx", progress=False)
+    query = "tribunal voids a clause; remainder survives?"
+    keyword = KeywordIndex(sections)
+    assert not keyword.scores(query).any()
+    dense_only = replace(DEFAULT, weights={"dense_caption": 1.0, "dense_passage": 1.0})
+    hits = HybridIndex(sections, vectors, encoder, dense_only, keyword).search(query, 5)
+    assert "NRS 0.020" in [sections[h.index].doc_id for h in hits]  # Severability
+
+
+@pytest.mark.slow
+def test_candidates_follow_the_structure_around_the_best_hit(tmp_path: Path, encoder, nrs_sections: Path) -> None:  # type: ignore[no-untyped-def]
+    sections = read_sections(nrs_sections)
+    vectors = SectionVectors(sections, encoder, "enc", tmp_path / "idx", progress=False)
+    index = HybridIndex(sections, vectors, encoder, replace(DEFAULT, depth=1, seeds=1))
+    full = {"bm25_section": np.zeros((1, len(sections))), "dense_caption": np.zeros((1, len(sections)))}
+    first = np.zeros(len(sections))
+    top = next(i for i, s in enumerate(sections) if cross_references(sections)[i])
+    first[top] = 1.0
+    # Depth 1 of two all-zero signals is section 0; the rest is the best fused section's neighbours and citations.
+    expected = {0, *neighbours(sections, top), *cross_references(sections)[top]}
+    assert set(index.candidates(full, first)) == expected
+
+
+class OnesProvider(ChatProvider):
+    """Grades every candidate 1 and counts its calls (the run's version bookkeeping is under test, not grading)."""
+
+    name = "ones"
+
+    def __init__(self) -> None:
+        self.model = "ones-1"
+        self.calls = 0
+
+    def describe(self) -> dict[str, Any]:
+        return {"provider": self.name, "model": self.model, "version": self.model}
+
+    def send(self, payload: Mapping[str, Any]) -> Exchange:
+        self.calls += 1
+        labels = re.findall(r"^\[(C\d+)\]", payload["messages"][-1]["content"], flags=re.MULTILINE)
+        content = json.dumps({label: 1 for label in labels})
+        return Exchange(200, {"model": self.model, "choices": [{"index": 0, "message": {"role": "assistant",
+                        "content": content}, "logprobs": None}], "usage": {"prompt_tokens": 50, "completion_tokens": 9}})
+
+
+@pytest.mark.slow
+def test_hybrid_runs_are_versioned_and_keep_the_controls(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
+    provider = OnesProvider()
+    hybrid_run, keyword_run = tmp_path / "hybrid", tmp_path / "keyword"
+    metrics = run_statutes(RunConfig(nrs_sections, nrs_suite, hybrid_run, retrieval="hybrid",
+                                     index_dir=tmp_path / "idx"), provider)
+    manifest = json.loads((hybrid_run / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["fingerprint"]["retrieval_version"] == RETRIEVAL_VERSION == metrics["retrieval_version"]
+    assert manifest["fingerprint"]["retrieval"]["encoder_sha256"]
+    receipts = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((hybrid_run / "receipts").glob("*.json"))]
+    assert receipts and {r["retrieval_version"] for r in receipts} == {RETRIEVAL_VERSION}
+    # Exact-citation controls: rank 1 by direct lookup, never sent (8 requests per pooled query, none for them).
+    suite = read_suite(nrs_suite)
+    pooled = [q for q in suite if q.kind != "exact_citation"]
+    assert provider.calls == 8 * len(pooled) == metrics["provider_requests"]
+    assert metrics["by_split"]["dev"]["exact_citation"]["hit@1"] == 1.0
+    assert all(c["provider_calls"] == 0 for c in metrics["controls"]["exact_citation"])
+    # A run directory of one arm is not resumed with the other.
+    with pytest.raises(ReceiptError, match="retrieval"):
+        run_statutes(RunConfig(nrs_sections, nrs_suite, hybrid_run), provider)
+    # Review items bind labels to the texts shown, not to the arm: a candidate both arms pooled has the same
+    # hashes under both, so a reviewer's label counts for either.
+    run_statutes(RunConfig(nrs_sections, nrs_suite, keyword_run), None)
+    hybrid_items = {(e.item.query_id, e.item.doc_id): e.item.hashes for e in read_pool(hybrid_run)}
+    keyword_items = {(e.item.query_id, e.item.doc_id): e.item.hashes for e in read_pool(keyword_run)}
+    shared = hybrid_items.keys() & keyword_items.keys()
+    assert shared and all(hybrid_items[k] == keyword_items[k] for k in shared)
