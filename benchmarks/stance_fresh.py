@@ -202,7 +202,8 @@ def main() -> None:
                                          "stance_contrast_dev": cf_manifest.get("stance_contrast_dev"),
                                          "dev_ndcg@10": dev_trained}
         report["climate_fever_artifacts"] = {"path": str(cl_art), "stance_contrast": tuned_cl.config.stance_contrast}
-    report["ndcg@10"] = table
+    # A cell this run could not measure is null (JSON has no NaN).
+    report["ndcg@10"] = {label: {k: None if np.isnan(v) else v for k, v in cells.items()} for label, cells in table.items()}
     write_json_atomic(ROOT / "benchmarks" / "results" / "stance_fresh.json", report)
     columns = list(table["plain bm25s"])
     print("NDCG@10 (CaseFacts dev of trained rows: citator train's own dev figure, before dev joined the memory)")
