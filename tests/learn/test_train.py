@@ -199,9 +199,8 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     assert "dense" not in manifest["weights"]  # superseded by ft_dense: searches encode each query once
     # The stance contrast is the weight that scored best on dev's two both-stance propositions (smallest on a tie),
     # unless the chosen ranker was fitted on dev itself.
-    # Refuter slots likewise, tried only when the memory dev is scored with knows refuters. That is train's, which
-    # here knows none (only dev asks both ways), so only 0 slots are tried, although the shipped memory, which also
-    # holds dev's propositions, does know refuters: the choice never saw dev's own answers.
+    # Never the refuter slots (a CaseFacts-specific prior, opt-in by --config only): the manifest has no number for
+    # them, though the shipped memory, which also holds dev's propositions, knows refuters.
     from citator.retrieve.memory import PropositionMemory, citation_counts
 
     shipped_memory = PropositionMemory.load(art / "memory")
@@ -209,12 +208,13 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     doc_ids = [d.doc_id for d in read_corpus(small_stance_set["corpus"])]
     links = shipped_memory.link(doc_ids, titles)
     assert contrast.known_refuters(citation_counts(shipped_memory, links, len(doc_ids))).any()
+    assert "refuter_slots" not in manifest
     table = manifest["stance_contrast_dev"]
     assert manifest["ranker"] != "linear"  # else no weight would be chosen (test_contrast covers that skip)
-    assert set(table) == {f"{w:g}/0" for w in contrast.GRID} and table["0/0"]["queries"] == 4
+    assert set(table) == {f"{w:g}" for w in contrast.GRID} and table["0"]["queries"] == 4
     best = max(v["strict_ndcg@10"] for v in table.values())
-    first = next(table[f"{w:g}/0"] for w in contrast.GRID if table[f"{w:g}/0"]["strict_ndcg@10"] == best)
-    assert (manifest["stance_contrast"], manifest["refuter_slots"]) == (first["weight"], 0)
+    first = next(table[f"{w:g}"] for w in contrast.GRID if table[f"{w:g}"]["strict_ndcg@10"] == best)
+    assert manifest["stance_contrast"] == first["weight"]
     # The fine-tuned MiniLM carries its learned stance instructions and applies them.
     saved_format = json.loads((art / "encoder" / QUERY_FORMAT_FILE).read_text())
     assert saved_format["query_prefixes"] == QUERY_PREFIXES
@@ -293,7 +293,7 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     # The index carries the chosen contrast weight. With a weight, every text asked with both stances (here all of
     # them, each with the stance it lacks as well) has answers moved; `all` queries keep theirs.
     assert searcher.config.stance_contrast == manifest["stance_contrast"]
-    assert searcher.config.refuter_slots == manifest["refuter_slots"]
+    assert searcher.config.refuter_slots == 0  # the build never takes refuter slots from artifacts
     flipped = [Query(q.query_id + ":other", q.text, "refuted" if q.stance == "supported" else "supported")
                for q in all_queries if q.stance != "all"]
     asked = flipped + list(all_queries)
@@ -304,8 +304,8 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     assert validate_results(after, set(searcher.doc_ids), asked, 10) == []
     moved = [q.stance for q, a, b in zip(asked, before, after) if a.doc_ids != b.doc_ids]
     assert len(moved) >= len(asked) // 4 and "all" not in moved
-    # Refuter slots: the memory's known refuters take the first places of every both-stance refuted answer and
-    # leave those of the supported ones; `all` answers do not move. (This memory is train's, which asks nothing
+    # Refuter slots, when a --config file turns them on: the memory's known refuters take the first places of every
+    # both-stance refuted answer and leave those of the supported ones; `all` answers do not move. (This memory is train's, which asks nothing
     # both ways: three documents are made refuters by hand.)
     assert not contrast.known_refuters(searcher.citations).any()
     paired = np.zeros(len(searcher.doc_ids), dtype=np.float32)
@@ -326,7 +326,7 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     assert [r.doc_ids for r in searcher.search(asked, 10, batch_size=3)] == [r.doc_ids for r in slotted]
     searcher.citations = original
     searcher.config = dataclasses.replace(searcher.config, stance_contrast=manifest["stance_contrast"],
-                                          refuter_slots=manifest["refuter_slots"])
+                                          refuter_slots=0)
     assert searcher._encoder is None  # the base encoder was never needed, so never loaded
     # A cold run.sh (numpy query encoder) ranks exactly as the server (torch) does.
     cold = StanceSearcher(index, cold=True)
@@ -347,12 +347,18 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     other_corpus = tmp_path / "other-corpus.jsonl"
     other_corpus.write_text("".join(small_stance_set["corpus"].read_text().splitlines(keepends=True)[1:]))
     assert reusable_passages(index, other_corpus, base_sha256) is None
+    # Artifacts trained before training stopped choosing refuter slots record a number of them: the build ignores
+    # it (only a --config file turns that CaseFacts-specific prior on).
+    old_manifest = json.loads((copied / "manifest.json").read_text())
+    (copied / "manifest.json").write_text(json.dumps({**old_manifest, "refuter_slots": 10}))
     with monkeypatch.context() as patch:
         patch.setattr(TokenStore, "encode", crash_if_called)
         # The copy without work/: nothing but the passages handed over can spare the encoding.
         build(small_stance_set["corpus"], tmp_path / "index-reused", artifacts=read_artifacts(copied), serve=False,
               passage_vectors=reused[0], passage_tokens=reused[1])
-    again = StanceSearcher(tmp_path / "index-reused").search(all_queries, 10)
+    rebuilt = StanceSearcher(tmp_path / "index-reused")
+    assert rebuilt.config.refuter_slots == 0
+    again = rebuilt.search(all_queries, 10)
     assert [r.doc_ids for r in again] == [r.doc_ids for r in results]
 
     # Under learned fusion the documents below the ranker's candidates are placed per query: a query's scores do
@@ -429,7 +435,7 @@ def test_train_with_one_training_proposition_skips_lambdamart_and_says_why(small
     assert manifest["complete"] and manifest["lambdamart_skipped"] == "train's propositions all fall in one fold"
     assert manifest["ranker"] in ("none", "linear") and "LambdaMART (fitted on train, out-of-fold)" not in manifest["dev_ndcg@10"]
     # Nothing is asked with both stances here, and a ranker fitted on dev could not choose a contrast either.
-    assert manifest["stance_contrast"] == 0.0 and manifest["refuter_slots"] == 0
+    assert manifest["stance_contrast"] == 0.0 and "refuter_slots" not in manifest
     assert ("fitted on dev" if manifest["ranker"] == "linear" else "no proposition") in manifest["stance_contrast_dev"]["skipped"]
 
 
@@ -681,3 +687,22 @@ def test_an_empty_proposition_id_counts_as_none() -> None:
     assert _proposition(q) == "q1"
     entries = memory_entries([q], Qrels.from_dict({"q1": {"d1": 1}}), {"d1": "A v. B"})
     assert entries[0].proposition_id == "q1"
+
+
+def test_train_defaults_are_the_chosen_settings_and_make_artifacts_passes_data_only() -> None:
+    """`citator train` with no hyperparameter flag trains what was chosen on dev (FinetuneConfig's defaults), and
+    `make artifacts` adds no setting of its own, so the documented command and the shipped model are the same."""
+    import re
+
+    from citator.cli.main import build_parser
+
+    args = build_parser().parse_args(["train", "--corpus", "c", "--queries", "q", "--ground-truth", "g", "--out", "o"])
+    default = FinetuneConfig()
+    assert (args.epochs, args.batch_size, args.learning_rate) == (default.epochs, default.batch_size,
+                                                                   default.learning_rate)
+    assert (default.epochs, default.learning_rate) == (3, 5e-5)
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    recipe = re.search(r"^artifacts:.*?\n((?:\t.*\n)+)", makefile, re.M)
+    assert recipe is not None and "citator train" in recipe.group(1)
+    flags = set(re.findall(r"--[a-z-]+", recipe.group(1)))
+    assert flags == {"--corpus", "--queries", "--ground-truth", "--out"}, flags

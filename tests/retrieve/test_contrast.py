@@ -173,27 +173,16 @@ def test_training_chooses_the_weight_with_the_best_strict_ndcg_on_dev() -> None:
         fused[s, 10 * p], fused[s, 10 * p + 1] = 3.0, 2.0
         fused[r, 10 * p], fused[r, 10 * p + 1] = 2.9, 2.8
     qrels = Qrels.from_dict(grades)
-    weight, slots, table = choose_contrast(queries, qrels, doc_ids, fused)
-    assert set(table) == {f"{w:g}/0" for w in contrast.GRID} and slots == 0  # no refuters known: no slots
-    assert table["0/0"]["outranks"] == 0.5 and table["0/0"]["queries"] == 4  # the refuted queries all lose
+    weight, table = choose_contrast(queries, qrels, doc_ids, fused)
+    assert set(table) == {f"{w:g}" for w in contrast.GRID}  # weights only: refuter slots are never tried
+    assert table["0"]["outranks"] == 0.5 and table["0"]["queries"] == 4  # the refuted queries all lose
     best = max(v["strict_ndcg@10"] for v in table.values())
-    assert table[f"{weight:g}/0"]["strict_ndcg@10"] == best > table["0/0"]["strict_ndcg@10"]
-    assert weight == min(w for w in contrast.GRID if table[f"{w:g}/0"]["strict_ndcg@10"] == best)
-    assert table[f"{weight:g}/0"]["outranks"] == 1.0
-    # Known refuters: the refuting documents, placed at rank 100 and beyond where no contrast reaches them.
-    far = fused.copy()
-    for p in range(2):
-        far[2 * p + 1, 10 * p + 1] = -1.0
-    refuters = np.zeros(120, dtype=bool)
-    refuters[[1, 11]] = True
-    weight, slots, table = choose_contrast(queries, qrels, doc_ids, far, refuters)
-    assert set(table) == {f"{w:g}/{m}" for m in contrast.SLOTS for w in contrast.GRID}
-    assert max(v["outranks"] for k, v in table.items() if k.endswith("/0")) == 0.5  # the contrast alone cannot
-    assert (weight, slots) == (0.0, 3) and table["0/3"]["outranks"] == 1.0  # fewest slots, then smallest weight
-    assert table["0/3"]["strict_ndcg@10"] == max(v["strict_ndcg@10"] for v in table.values())
+    assert table[f"{weight:g}"]["strict_ndcg@10"] == best > table["0"]["strict_ndcg@10"]
+    assert weight == min(w for w in contrast.GRID if table[f"{w:g}"]["strict_ndcg@10"] == best)
+    assert table[f"{weight:g}"]["outranks"] == 1.0
     # Nothing asked with both stances: off, and the manifest says why.
-    weight, slots, table = choose_contrast(queries[::2], qrels, doc_ids, fused[::2], refuters)
-    assert (weight, slots) == (0.0, 0) and "no proposition" in table["skipped"]
+    weight, table = choose_contrast(queries[::2], qrels, doc_ids, fused[::2])
+    assert weight == 0.0 and "no proposition" in table["skipped"]
     # A fusion fitted on dev (no dev scores to choose on): off too.
-    weight, slots, table = choose_contrast(queries, qrels, doc_ids, None, refuters)
-    assert (weight, slots) == (0.0, 0) and "fitted on dev" in table["skipped"]
+    weight, table = choose_contrast(queries, qrels, doc_ids, None)
+    assert weight == 0.0 and "fitted on dev" in table["skipped"]

@@ -282,7 +282,9 @@ def train(
     manifest["ranker"] = "none" if choice[2] is None else ("linear" if choice[2] is linear else "lambdamart")
     (choice[2] or linear).save(out / "ranker.json")
     manifest["dev_ndcg@10"] = dev_scores
-    # 5. The stance contrast and refuter slots for a text asked with both stances, on the chosen fusion.
+    # 5. The stance contrast for a text asked with both stances, on the chosen fusion. (Never the refuter slots: they
+    # are a prior on which documents CaseFacts' propositions cite as refuting, not a reading of the texts, and only
+    # a --config file turns them on; docs/stance.md.)
     # The dev index was built before any ranker existed: it is handed the chosen one (the index is thrown away).
     # A linear ranker fitted on dev itself would flatter any weight chosen on its dev scores: then there is none.
     fused = None
@@ -290,9 +292,7 @@ def train(
         searcher.ranker = choice[2]
         chosen = RetrievalConfig(fusion="learned" if choice[2] is not None else "interpolate", weights=weights)
         fused = searcher.fuse(signals, dev_q, chosen, dev_encoded)
-    refuters = contrast.known_refuters(searcher.citations) if searcher.citations is not None else None
-    manifest["stance_contrast"], manifest["refuter_slots"], manifest["stance_contrast_dev"] = choose_contrast(
-        dev_q, dev_qrels, doc_ids, fused, refuters)
+    manifest["stance_contrast"], manifest["stance_contrast_dev"] = choose_contrast(dev_q, dev_qrels, doc_ids, fused)
     if memory_with_dev:
         # Selection is over, so dev's labeled propositions join the shipped memory (and with it the citation priors
         # and the lexical expansion, which build.sh derives from the memory): more cases covered, more wordings of
@@ -550,39 +550,30 @@ def _ranker_ndcg(ranker, signals, queries, qrels, searcher, weights, tokens) -> 
 FINETUNE_STAMP = "citator_finetune.json"
 
 
-def choose_contrast(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[str], fused: np.ndarray | None,
-                    refuters: np.ndarray | None = None) -> tuple[float, int, dict[str, Any]]:
-    """The stance-contrast weight (of contrast.GRID) and refuter slots (of contrast.SLOTS; only 0 without
-    `refuters`) with the best mean strict NDCG@10 on the propositions `queries` ask with both stances, fewer slots
-    and then the smaller weight on a tie; and what each pair scored (keys "weight/slots"). (0, 0) when there are none.
+def choose_contrast(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[str],
+                    fused: np.ndarray | None) -> tuple[float, dict[str, Any]]:
+    """The stance-contrast weight (of contrast.GRID) with the best mean strict NDCG@10 on the propositions `queries`
+    ask with both stances, the smaller weight on a tie; and what each weight scored (keys "weight"). 0 when there
+    are none.
 
     `fused`: the chosen fusion's dev scores, or None when that fusion was fitted on dev (nothing is chosen then).
-    `refuters`: contrast.known_refuters of the memory dev was scored with (train's).
     """
     if fused is None:
-        return 0.0, 0, {"skipped": "the chosen ranker was fitted on dev, so dev cannot also choose the contrast"}
+        return 0.0, {"skipped": "the chosen ranker was fitted on dev, so dev cannot also choose the contrast"}
     if not paired_queries(queries):
-        return 0.0, 0, {"skipped": "no proposition is asked with both stances (with a proposition_id) in dev"}
+        return 0.0, {"skipped": "no proposition is asked with both stances (with a proposition_id) in dev"}
     idx, scores = top_k(fused, contrast.DEPTH)
-    slot_grid = contrast.SLOTS if refuters is not None and refuters.any() else (0,)
-    rows = contrast.refuted_rows(queries)
-    best_of = (dict(zip(rows, contrast.best_refuters(fused[rows], refuters, max(slot_grid))))
-               if refuters is not None and max(slot_grid) else {})
-    contrasted = {weight: contrast.contrast_top(idx, scores, queries, weight) for weight in contrast.GRID}
     table: dict[str, Any] = {}
-    for slots in slot_grid:
-        for weight in contrast.GRID:
-            moved, moved_scores = contrasted[weight]
-            if slots:
-                moved, _ = contrast.refuter_slots(moved, moved_scores, queries, slots, refuters, best_of)
-            run = {q.query_id: [doc_ids[j] for j in row[:10]] for q, row in zip(queries, moved.tolist())}
-            found = stance_discrimination(queries, qrels, run)
-            table[f"{weight:g}/{slots}"] = {"weight": weight, "slots": slots, "queries": found.queries,
-                                            "strict_ndcg@10": float(np.mean(list(found.strict_ndcg.values()))),
-                                            "outranks": found.outranks_rate}
-    # Dicts keep insertion order, and max keeps the first of equals: fewer slots, then the smaller weight, win ties.
+    for weight in contrast.GRID:
+        moved, _ = contrast.contrast_top(idx, scores, queries, weight)
+        run = {q.query_id: [doc_ids[j] for j in row[:10]] for q, row in zip(queries, moved.tolist())}
+        found = stance_discrimination(queries, qrels, run)
+        table[f"{weight:g}"] = {"weight": weight, "queries": found.queries,
+                                "strict_ndcg@10": float(np.mean(list(found.strict_ndcg.values()))),
+                                "outranks": found.outranks_rate}
+    # Dicts keep insertion order, and max keeps the first of equals: the smaller weight wins ties.
     best = max(table.values(), key=lambda v: v["strict_ndcg@10"])
-    return best["weight"], best["slots"], table
+    return best["weight"], table
 
 
 def _mark_incomplete(path: Path) -> None:

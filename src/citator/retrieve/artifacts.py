@@ -19,7 +19,6 @@ class Artifacts:
     fusion: str
     info: dict[str, Any]
     stance_contrast: float = 0.0  # chosen on dev by citator train (absent from artifacts trained before it existed)
-    refuter_slots: int = 0  # likewise
 
     @property
     def encoder_dir(self) -> Path:
@@ -53,7 +52,7 @@ def read_artifacts(root: str | Path, allow_incomplete: bool = False) -> Artifact
         if obj.get("complete") is not True and not allow_incomplete:
             raise IndexDirError(f"{root}: training did not finish (manifest not complete); rerun citator train")
         artifacts = Artifacts(root, {k: float(v) for k, v in obj["weights"].items()}, str(obj["fusion"]), obj,
-                              float(obj.get("stance_contrast", 0.0)), int(obj.get("refuter_slots", 0)))
+                              float(obj.get("stance_contrast", 0.0)))
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise IndexDirError(f"{path}: corrupt artifacts manifest ({exc}); retrain with citator train") from None
     for part in (artifacts.encoder_dir / "config.json", artifacts.memory_dir / "memory.jsonl"):

@@ -31,8 +31,11 @@ class RetrievalConfig:
     # Weight of the stance contrast between the two answers of a text asked with both stances in one batch
     # (retrieve/contrast.py); 0 turns it off. Trained artifacts carry the weight chosen on dev.
     stance_contrast: float = 0.0
-    # Places of a both-stance text's answers reserved for (refuted) or kept free of (supported) the documents the
-    # memory knows as refuters (retrieve/contrast.py); 0 turns it off. Trained artifacts carry the number chosen on dev.
+    # Opt-in, CaseFacts-specific prior, off by default and never chosen by `citator train`: places of a both-stance
+    # text's answers reserved for (refuted) or kept free of (supported) the documents the memory's propositions cite
+    # as refuting (retrieve/contrast.py). It reads which documents a dataset cites, not what the proposition says:
+    # on fresh propositions it fills the refuted answer with famous overruling decisions whatever the question. Set
+    # only by a --config file; 0 turns it off.
     refuter_slots: int = 0
 
     def to_json(self) -> dict[str, Any]:

@@ -12,11 +12,14 @@ retrieve it is not overstated). Texts are compared with whitespace collapsed, ca
 score two casings apart). `all` queries, and texts asked with one stance only, are left as they are. The weight
 is chosen on dev by `citator train` (0 turns it off).
 
-**Refuter slots.** With trained artifacts, the memory knows *refuters*: documents that its propositions asked with
-both stances cite as refuting more often than as supporting (on CaseFacts, the overruling decisions: a small set
-that recurs). With `slots` = m > 0, the first m places of such a text's `refuted` answer go to its best-scored
-refuters (by the fused order over all documents, not only the top candidates), and the first m places of its
-`supported` answer are kept free of them. Also chosen on dev by `citator train` (0 turns it off).
+**Refuter slots (opt-in, a CaseFacts-specific prior).** With trained artifacts, the memory knows *refuters*:
+documents that its propositions asked with both stances cite as refuting more often than as supporting (on
+CaseFacts, the overruling decisions: a small set that recurs). With `slots` = m > 0, the first m places of such a
+text's `refuted` answer go to its best-scored refuters (by the fused order over all documents, not only the top
+candidates), and the first m places of its `supported` answer are kept free of them. That is a fit to how one
+dataset was built, not a reading of the proposition: on fresh two-sided propositions it puts famous overruling
+decisions first in every refuted answer. `citator train` never chooses it and build.sh never takes it from
+artifacts; only an explicit `refuter_slots` in a --config file turns it on (default 0).
 """
 
 from __future__ import annotations
@@ -31,8 +34,6 @@ from citator.data.records import Query
 DEPTH = 100
 # Weights `citator train` tries on dev's both-stance propositions.
 GRID = (0.0, 0.5, 1.0, 2.0, 3.0, 5.0)
-# Refuter slots `citator train` tries with each weight.
-SLOTS = (0, 3, 5, 10)
 
 
 def text_key(text: str) -> str:
