@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import citator
 import citator.cli
+from citator.data.atomic import command_inputs
 from citator.errors import CitatorError
 
 
@@ -36,12 +39,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        with command_inputs(_named_files(args)):
+            return int(args.func(args) or 0)
     except CitatorError as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # noqa: BLE001 - the backstop: a bug still ends in one line, never a traceback
+        print(f"citator: internal error ({type(exc).__name__}: {str(exc)[:300]}); please report it", file=sys.stderr)
+        return INTERNAL_ERROR
+
+
+# Where commands take the paths they write (a file, or a run directory).
+OUTPUT_DESTS = frozenset({"output", "out", "json_out"})
+# Exit status of an error citator did not anticipate: bad input always ends in a typed error and exit 2 instead.
+INTERNAL_ERROR = 70
+
+
+def _named_files(args: argparse.Namespace) -> list[str]:
+    """Every regular file the command line names: the command's inputs, which no output may replace."""
+    found = []
+    for dest, value in vars(args).items():
+        if dest in OUTPUT_DESTS:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, (str, Path)) and item and os.path.isfile(item):
+                found.append(str(item))
+    return found
 
 
 if __name__ == "__main__":
