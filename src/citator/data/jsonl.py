@@ -51,33 +51,16 @@ def loads(text: str | bytes) -> Any:
 
 def iter_jsonl(path: str | Path, error: type[DataError] = DataError) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line_number, object) for each non-blank line; raise `error` on bytes, size or JSON problems."""
-    path = Path(path)
-    if not path.is_file():
-        raise error(path, None, f"file not found: {path}")
-    line_no = 0
-    with _open_binary(path, error) as handle, _reading(path, error, lambda: line_no + 1):
-        while True:
-            raw = handle.readline(MAX_LINE_BYTES + 1)
-            if not raw:
-                return
-            line_no += 1
-            if len(raw) > MAX_LINE_BYTES:
-                raise error(path, line_no, f"line is longer than {MAX_LINE_BYTES} bytes")
-            if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]  # a UTF-8 byte-order mark is not part of the first object
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise error(path, line_no, f"not valid UTF-8 (byte {exc.start}): re-encode the file as UTF-8") from None
-            if not text.strip():
-                continue
-            try:
-                obj = loads(text.rstrip("\r\n"))
-            except json.JSONDecodeError as exc:
-                raise error(path, line_no, f"malformed JSON: {exc.msg} at column {exc.colno}") from None
-            if not isinstance(obj, dict):
-                raise error(path, line_no, f"expected a JSON object, got {type(obj).__name__}")
-            yield line_no, obj
+    for line_no, text in iter_text_lines(path, error):
+        if not text.strip():
+            continue
+        try:
+            obj = loads(text.rstrip("\r\n"))
+        except json.JSONDecodeError as exc:
+            raise error(path, line_no, f"malformed JSON: {exc.msg} at column {exc.colno}") from None
+        if not isinstance(obj, dict):
+            raise error(path, line_no, f"expected a JSON object, got {type(obj).__name__}")
+        yield line_no, obj
 
 
 def require_str(
@@ -129,7 +112,8 @@ def read_json(path: str | Path, error: type[DataError] = DataError) -> Any:
 
 
 def iter_text_lines(path: str | Path, error: type[DataError] = DataError) -> Iterator[tuple[int, str]]:
-    """Yield (line_number, text) of a plain-text file (TREC runs and qrels), with the same typed errors as above."""
+    """Yield (line_number, text) of each line (JSON lines, TREC runs and qrels); raise `error` on a missing or
+    unreadable file, a damaged gzip, a line over MAX_LINE_BYTES or bytes that are not UTF-8."""
     path = Path(path)
     if not path.is_file():
         raise error(path, None, f"file not found: {path}")
@@ -142,7 +126,10 @@ def iter_text_lines(path: str | Path, error: type[DataError] = DataError) -> Ite
             line_no += 1
             if len(raw) > MAX_LINE_BYTES:
                 raise error(path, line_no, f"line is longer than {MAX_LINE_BYTES} bytes")
+            if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]  # a UTF-8 byte-order mark is not part of the first line
             try:
-                yield line_no, raw.decode("utf-8")
+                text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise error(path, line_no, f"not valid UTF-8 (byte {exc.start})") from None
+                raise error(path, line_no, f"not valid UTF-8 (byte {exc.start}): re-encode the file as UTF-8") from None
+            yield line_no, text

@@ -11,6 +11,12 @@ from citator.data.jsonl import iter_jsonl, require_str, require_unique_str
 from citator.data.records import STANCES, Query
 from citator.errors import QueryError
 
+# Longest query text a search reads. Every encoder here reads at most 512 tokens of a query, and an English
+# word-piece spans about 4 characters: 8,192 characters hold some four times what any model can read, and BM25
+# (which has no limit of its own) gets ~1,400 words. Cut before tokenising or stemming, a 9 MB query costs what a
+# long one does instead of a minute of stemming and tokenising text no model would see.
+MAX_QUERY_CHARS = 8192
+
 
 def iter_queries(path: str | Path, *, default_stance: str | None = None, lenient: bool = False) -> Iterator[Query]:
     """Stream queries; `stance` is required unless `default_stance` is given.
@@ -50,3 +56,16 @@ def read_queries(path: str | Path, *, default_stance: str | None = None, lenient
 
 def write_queries(path: str | Path, queries: Iterable[Query]) -> None:
     write_jsonl_atomic(path, (q.to_json() for q in queries))
+
+
+def cut_for_search(queries: Iterable[Query], limit: int = MAX_QUERY_CHARS) -> list[Query]:
+    """The queries with each text cut to `limit` characters (at a word boundary where one is near): what the
+    searcher reads, so the work per query is bounded whatever the input."""
+    out = []
+    for q in queries:
+        if len(q.text) > limit:
+            head = q.text[:limit]
+            space = head.rfind(" ", limit - 200)
+            q = Query(q.query_id, head[:space] if space > 0 else head, q.stance, q.extra)
+        out.append(q)
+    return out
