@@ -46,7 +46,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # noqa: BLE001 - the backstop: a bug still ends in one line, never a traceback
+
+
+def entry(argv: Sequence[str] | None = None) -> int:
+    """The `citator` command and `python -m citator.cli.main`: `main`, with a last-resort guard so that a bug still
+    ends in one line (exit 70), never a traceback. Bad input never gets here: every reader raises its typed error.
+    In-process callers (and the tests) call `main`, where such a bug surfaces as the exception it is."""
+    try:
+        return main(argv)
+    except Exception as exc:  # noqa: BLE001 - the backstop
         print(f"citator: internal error ({type(exc).__name__}: {str(exc)[:300]}); please report it", file=sys.stderr)
         return INTERNAL_ERROR
 
@@ -70,4 +78,4 @@ def _named_files(args: argparse.Namespace) -> list[str]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())
