@@ -45,12 +45,24 @@ class ArtifactError(DataError):
     """A file of a trained artifacts directory (e.g. the proposition memory) is malformed."""
 
 
+class RunError(CitatorError):
+    """A ranking handed to a metric breaks its rules (a document listed twice)."""
+
+
+class OutputError(CitatorError):
+    """A path citator was asked to write breaks the output rule (not a regular file, a symlink, an input)."""
+
+
 class IndexDirError(CitatorError):
     """An index directory is missing, half-written or built for other inputs."""
 
 
 class ConfigError(CitatorError):
     """A configuration or deployment file is invalid."""
+
+
+class ConfigFileError(DataError):
+    """A configuration file cannot be read as JSON."""
 
 
 class PoolError(DataError):

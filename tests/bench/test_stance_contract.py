@@ -7,6 +7,7 @@ import os
 import pwd
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -224,3 +225,64 @@ def test_a_server_holding_one_client_still_answers_another(served_index: Path, s
         idle.sendall(b'{"fingerprint": "')
         done = run_sh(served_index, small_stance_set["queries"], tmp_path / "results.jsonl")
     assert done.returncode == 0 and "(server," in done.stderr, done.stderr
+
+
+def test_a_refused_build_leaves_the_old_index_and_its_server_answering(
+    served_index: Path, small_stance_set: dict[str, Path], tmp_path: Path
+) -> None:
+    pid = json.loads((served_index / "service" / "ready.json").read_text())["pid"]
+    manifest = (served_index / "manifest.json").read_text()
+    dup = tmp_path / "dup.jsonl"
+    dup.write_text('{"doc_id": "a", "title": "", "text": "x"}\n{"doc_id": "a", "title": "", "text": "y"}\n')
+    four = tmp_path / "four.jsonl"
+    four.write_text("".join(json.dumps({"doc_id": f"d{i}", "title": "", "text": f"text {i}"}) + "\n" for i in range(4)))
+    for corpus, reason in ((dup, 'duplicate doc_id "a"'), (four, "4 documents: run.sh answers every query with top-k 10")):
+        done = sh(REPO / "build.sh", "--corpus", corpus, "--index-dir", served_index, "--no-artifacts")
+        assert done.returncode == 2 and reason in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+        os.kill(pid, 0)  # the old server is still running ...
+        assert (served_index / "manifest.json").read_text() == manifest
+        done = run_sh(served_index, small_stance_set["queries"], tmp_path / "results.jsonl")
+        assert done.returncode == 0 and "(server," in done.stderr, done.stderr  # ... and answering
+
+
+def test_hostile_run_arguments_are_one_clear_line(
+    served_index: Path, small_stance_set: dict[str, Path], tmp_path: Path
+) -> None:
+    queries = tmp_path / "queries.jsonl"
+    shutil.copy(small_stance_set["queries"], queries)
+    before = queries.read_bytes()
+    real = tmp_path / "real.jsonl"
+    real.write_text("keep\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    cases = {
+        "the queries file": (queries, "10", "is one of this command's inputs"),
+        "a symlink": (link, "10", "is a symbolic link"),
+        "/dev/null": (Path("/dev/null"), "10", "is a character device"),
+        "a directory": (tmp_path, "10", "is a directory"),
+        "under a file": (real / "out.jsonl", "10", "is a file, not a directory"),
+        "more than the corpus": (tmp_path / "out.jsonl", "41", "--top-k 41 is more than the 40 documents"),
+    }
+    for name, (output, k, reason) in cases.items():
+        done = sh(REPO / "run.sh", "--index-dir", served_index, "--queries", queries, "--output", output, "--top-k", k)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1 and reason in lines[0], (name, done.stderr)
+    assert queries.read_bytes() == before and link.is_symlink() and real.read_text() == "keep\n"
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_9_mb_query_is_answered_within_the_rules(
+    served_index: Path, small_stance_set: dict[str, Path], tmp_path: Path
+) -> None:
+    rows = [json.loads(line) for line in small_stance_set["queries"].read_text().splitlines()]
+    rows[0]["text"] = " ".join(["negligence duty of care"] * 400_000)  # 9.2 MB
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "results.jsonl"
+    done = run_sh(served_index, queries, out)
+    assert done.returncode == 0, done.stderr
+    problems = validate_results(read_results(out), {d.doc_id for d in read_corpus(small_stance_set["corpus"])},
+                                read_queries(queries), 10)
+    assert problems == []

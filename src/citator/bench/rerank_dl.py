@@ -11,6 +11,7 @@ from statistics import fmean
 from typing import Any
 
 from citator.data import ResultLine, ScoredDoc, read_graded_qrels, write_json_atomic, write_results, write_trec_run
+from citator.data.atomic import output_dir
 from citator.data.hashing import sha256_file
 from citator.data.records import Qrels
 from citator.evaluate import ndcg, reward_between
@@ -58,7 +59,7 @@ def run_pool(
 ) -> dict[str, Any]:
     """Run every query, writing RUN_DIR/ledgers/QID.json as it goes, then run.jsonl, run.trec, summary.json."""
     out = Path(out_dir)
-    (out / "ledgers").mkdir(parents=True, exist_ok=True)
+    output_dir(out / "ledgers")
     outcomes = []
     t0 = time.monotonic()
     for query in queries:

@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from citator.data import read_queries, validate_results, write_results
+from citator.data.atomic import check_output, open_append
+from citator.data.queries import cut_for_search
 from citator.data.records import ResultLine
 from citator.errors import CitatorError, ConfigError, IndexDirError, ResultsError
 from citator.retrieve.artifacts import Artifacts
 from citator.retrieve.config import RetrievalConfig
-from citator.retrieve.manifest import Manifest, read_manifest
+from citator.retrieve.manifest import MANIFEST, Manifest, read_manifest
 from citator.retrieve.service_protocol import PID_NAME, READY_NAME, search_via_service, service_dir
 
 if TYPE_CHECKING:  # run.sh's client path imports no numpy
@@ -68,7 +70,7 @@ def start_server(index_dir: Path, timeout: float = 300.0) -> int:
     directory.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileNotFoundError):
         (directory / READY_NAME).unlink()
-    log = (directory / "server.log").open("ab")
+    log = open_append(directory / "server.log")
     proc = subprocess.Popen(
         [sys.executable, "-m", "citator.cli.main", "serve", "--index-dir", str(index_dir.absolute())],
         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
@@ -90,17 +92,20 @@ def build(
     artifacts: Artifacts | None = None, artifacts_optional: bool = False, passage_vectors: np.ndarray | None = None,
     passage_tokens: TokenStore | None = None,
 ) -> Manifest:
-    """Stop any old server, build the index atomically, then start a fresh server for it.
+    """Build the index atomically, then replace the old server (if any) with a fresh one for it.
 
+    Nothing that works is taken down before the new index is complete: a corpus or configuration that is refused,
+    or a build that fails, leaves the old index and its running server answering. Between the manifest switch and
+    the new server's start, run.sh sees the old server's fingerprint no longer match and searches in-process.
     A server that cannot start does not fail the build: run.sh then searches in-process. `passage_vectors` and
     `passage_tokens` (see `build_index`) are base passages already computed for this corpus and encoder.
     """
     # Imported here: run.sh's client path (search) stays free of numpy and the index's builders.
     from citator.retrieve.index_dir import build_index
 
-    stop_server(index_dir)
     manifest = build_index(corpus, index_dir, model, config, artifacts=artifacts, artifacts_optional=artifacts_optional,
                            passage_vectors=passage_vectors, passage_tokens=passage_tokens)
+    stop_server(index_dir)
     if serve:
         try:
             start_server(index_dir)
@@ -118,8 +123,11 @@ SERVER_WAIT_SECONDS = 11.0
 def search(index_dir: Path, queries_path: Path, k: int = 10, use_server: bool = True) -> tuple[list[ResultLine], str]:
     """Results for every query, from the live server when it answers correctly, else in-process."""
     started = time.monotonic()
-    queries = read_queries(queries_path, lenient=True)
+    queries = cut_for_search(read_queries(queries_path, lenient=True))
     manifest = read_manifest(index_dir)
+    if k > manifest.n_docs:
+        raise ConfigError(f"--top-k {k} is more than the {manifest.n_docs} documents {index_dir} holds: each query "
+                          f"needs {k} distinct documents")
     wait = max(2.0, SERVER_WAIT_SECONDS - (time.monotonic() - started))
     results, how = (search_via_service(index_dir, manifest.fingerprint, queries, k, timeout=wait) if use_server
                     else (None, "--no-server"))
@@ -145,6 +153,9 @@ def search_to_file(index_dir: Path, queries_path: Path, output: Path, k: int = 1
         raise ConfigError(f"--top-k must be at least 1, got {k}")
     if not index_dir.is_dir():
         raise IndexDirError(f"{index_dir}: index directory not found; run build.sh first")
+    # Checked before the search (no work is wasted on an output that will be refused) and again when written.
+    inputs = [queries_path, index_dir / MANIFEST]
+    check_output(output, inputs)
     results, how = search(index_dir, queries_path, k, use_server)
-    write_results(output, results)
+    write_results(output, results, inputs)
     return how

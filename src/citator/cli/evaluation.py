@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from statistics import fmean
 
 from citator.data import read_corpus, read_ground_truth, read_queries, read_results, validate_results, write_json_atomic
+from citator.data.atomic import check_output
+from citator.errors import ConfigError
 from citator.evaluate import per_query, reward
 from citator.evaluate.reward import STANCE_BASELINE
 
@@ -32,6 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_eval(args: argparse.Namespace) -> int:
+    if not (math.isfinite(args.baseline) and args.baseline < 1.0):
+        raise ConfigError(f"--baseline must be a finite number below 1 (reward divides by 1 - B), got {args.baseline}")
+    if args.json_out:
+        check_output(args.json_out)
     queries = read_queries(args.queries)
     qrels = read_ground_truth(args.ground_truth)
     run = {line.query_id: line.doc_ids for line in read_results(args.results)}

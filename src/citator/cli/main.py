@@ -8,9 +8,11 @@ import os
 import pkgutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import citator
 import citator.cli
+from citator.data.atomic import command_inputs
 from citator.errors import CitatorError
 
 
@@ -49,7 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        with command_inputs(_named_files(args)):
+            return int(args.func(args) or 0)
     except CitatorError as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
@@ -57,5 +60,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def entry(argv: Sequence[str] | None = None) -> int:
+    """The `citator` command and `python -m citator.cli.main`: `main`, with a last-resort guard so that a bug still
+    ends in one line (exit 70), never a traceback. Bad input never gets here: every reader raises its typed error.
+    In-process callers (and the tests) call `main`, where such a bug surfaces as the exception it is."""
+    try:
+        return main(argv)
+    except Exception as exc:  # noqa: BLE001 - the backstop
+        print(f"citator: internal error ({type(exc).__name__}: {str(exc)[:300]}); please report it", file=sys.stderr)
+        return INTERNAL_ERROR
+
+
+# Where commands take the paths they write (a file, or a run directory).
+OUTPUT_DESTS = frozenset({"output", "out", "json_out"})
+# Exit status of an error citator did not anticipate: bad input always ends in a typed error and exit 2 instead.
+INTERNAL_ERROR = 70
+
+
+def _named_files(args: argparse.Namespace) -> list[str]:
+    """Every regular file the command line names: the command's inputs, which no output may replace."""
+    found = []
+    for dest, value in vars(args).items():
+        if dest in OUTPUT_DESTS:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, (str, Path)) and item and os.path.isfile(item):
+                found.append(str(item))
+    return found
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

@@ -37,6 +37,9 @@ def run_rerank(args: argparse.Namespace) -> int:
     from citator.errors import ConfigError
     from citator.rerank.strategies import STRATEGIES
 
+    from citator.data.atomic import output_dir
+
+    output_dir(args.out, make=False)
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be >= 1")
     if args.strategy is not None and args.strategy not in STRATEGIES:

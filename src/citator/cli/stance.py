@@ -39,12 +39,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_build(args: argparse.Namespace) -> int:
     from citator.bench.stance import build
     from citator.data.jsonl import read_json
-    from citator.errors import DataError
+    from citator.errors import ConfigFileError
     from citator.retrieve.config import RetrievalConfig
 
     from citator.retrieve.artifacts import default_artifacts, read_artifacts
 
-    config = RetrievalConfig.from_json(read_json(args.config, DataError)) if args.config else None
+    config = RetrievalConfig.from_json(read_json(args.config, ConfigFileError), args.config.name) if args.config else None
     where = None if args.no_artifacts else (args.artifacts or default_artifacts())
     artifacts = read_artifacts(where) if where else None
     start = time.monotonic()

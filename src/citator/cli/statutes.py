@@ -117,7 +117,9 @@ def _export_store(store_path: Path, target: Path) -> Path:
 def run_bench_statutes(args: argparse.Namespace) -> int:
     from citator.bench.statutes.receipts import MAX_INPUT_TOKENS, MAX_REQUESTS, Budget
     from citator.bench.statutes.run import RunConfig, run_statutes
+    from citator.data.atomic import output_dir
 
+    output_dir(args.out, make=False)
     if not 0 < args.max_requests <= MAX_REQUESTS or not 0 < args.max_input_tokens <= MAX_INPUT_TOKENS:
         raise ConfigError(f"budgets may only be lowered: at most {MAX_REQUESTS} requests, {MAX_INPUT_TOKENS} tokens")
     before = _files(args.out)

@@ -43,6 +43,9 @@ def run_train(args: argparse.Namespace) -> int:
     from citator.learn.finetune import FinetuneConfig
     from citator.learn.train import train
 
+    from citator.data.atomic import output_dir
+
+    output_dir(args.out, make=False)
     if len(args.queries) != len(args.ground_truth) or len(args.dev_queries) != len(args.dev_ground_truth):
         raise CitatorError("give one --ground-truth per --queries (and one --dev-ground-truth per --dev-queries)")
     config = FinetuneConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,

@@ -1,22 +1,115 @@
-"""Atomic writes: write to a temporary file beside the target, then rename over it."""
+"""Atomic writes under one output rule: write to a temporary file beside the target, then rename over it.
+
+The output rule, for every file citator writes: the target is a regular file or does not exist yet. A symbolic
+link, a directory, a device (/dev/null, /dev/full), a FIFO or a socket is refused, and so is a file that is one of
+the command's inputs (the same inode, whatever the path: `--output` naming the queries file would destroy them).
+A rename replaces a directory entry, so without this rule `--output /dev/null` run as root turns the device node
+into a regular file. Problems with the place itself (a missing parent that cannot be made, a parent that is a file,
+a directory citator may not write) end in the same typed OutputError, one line naming the path.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from citator.errors import OutputError
+
+# Files the running command reads (set by the CLI for each command): no writer may replace one of them.
+_INPUTS: contextvars.ContextVar[tuple[tuple[int, int], ...]] = contextvars.ContextVar("citator_inputs", default=())
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"))
+
+
+def _identity(path: str | Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
 
 @contextlib.contextmanager
-def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
-    """Open a temp file next to `path`; on clean exit fsync and rename it to `path`, else delete it."""
+def command_inputs(paths: Iterable[str | Path]) -> Iterator[None]:
+    """While the block runs, every atomic write refuses to replace any of these files (those that exist)."""
+    ids = tuple(i for i in (_identity(p) for p in paths) if i is not None)
+    token = _INPUTS.set(_INPUTS.get() + ids)
+    try:
+        yield
+    finally:
+        _INPUTS.reset(token)
+
+
+def check_output(path: str | Path, inputs: Iterable[str | Path] = (), in_place: bool = False) -> Path:
+    """Refuse, with an OutputError naming the path, a target that breaks the output rule; return it as a Path.
+
+    `in_place`: the file is a store that is read and updated (a SQLite database), not replaced: being one of the
+    command's inputs is then its purpose."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        raise OutputError(f"{target}: a parent of this path is a file, not a directory") from None
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot be inspected ({exc.strerror or exc})") from None
+    if st is not None:
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
+            raise OutputError(f"{target}: is {kind}; citator writes only to a regular file or a new path")
+        ident = (st.st_dev, st.st_ino)
+        if not in_place and (ident in _INPUTS.get() or any(_identity(p) == ident for p in inputs)):
+            raise OutputError(f"{target}: is one of this command's inputs; write the output somewhere else")
+    _check_parent(target)
+    return target
+
+
+def _check_parent(target: Path) -> None:
+    """The nearest existing ancestor must be a directory (missing ones are made), writable when it is the parent."""
+    parent = target.parent
+    while True:
+        try:
+            st = os.stat(parent)
+            break
+        except FileNotFoundError:
+            if parent == parent.parent:
+                return
+            parent = parent.parent
+        except NotADirectoryError:
+            raise OutputError(f"{target}: a parent of this path is a file, not a directory") from None
+        except OSError as exc:
+            raise OutputError(f"{target}: its directory cannot be inspected ({exc.strerror or exc})") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"{target}: {parent} is a file, not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"{target}: directory {parent} is not writable")
+
+
+@contextlib.contextmanager
+def atomic_open(
+    path: str | Path, mode: str = "w", encoding: str | None = "utf-8", inputs: Iterable[str | Path] = ()
+) -> Iterator[IO[Any]]:
+    """Open a temp file next to `path`; on clean exit fsync and rename it to `path`, else delete it.
+
+    `path` must satisfy the output rule (see the module docstring), checked before writing and again just before
+    the rename; `inputs` are files that must not be replaced, besides the command's own.
+    """
+    inputs = tuple(inputs)
+    target = check_output(path, inputs)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write here ({exc.strerror or exc})") from None
     # mkstemp makes 0600 files; give the result the mode a plain open() would (readers may be other users).
     umask = os.umask(0)
     os.umask(umask)
@@ -27,6 +120,7 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        check_output(target, inputs)  # the target may have been swapped while we wrote
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -34,15 +128,15 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
         raise
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
+def write_text_atomic(path: str | Path, text: str, inputs: Iterable[str | Path] = ()) -> None:
     """Write a whole text file atomically."""
-    with atomic_open(path) as handle:
+    with atomic_open(path, inputs=inputs) as handle:
         handle.write(text)
 
 
-def write_json_atomic(path: str | Path, obj: Any) -> None:
+def write_json_atomic(path: str | Path, obj: Any, inputs: Iterable[str | Path] = ()) -> None:
     """Write one JSON document atomically (sorted keys, indented, trailing newline)."""
-    write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n", inputs)
 
 
 def save_npy_atomic(path: str | Path, array: Any) -> None:
@@ -53,8 +147,42 @@ def save_npy_atomic(path: str | Path, array: Any) -> None:
         np.save(handle, array)
 
 
-def write_jsonl_atomic(path: str | Path, rows: Iterable[Any]) -> None:
+def write_jsonl_atomic(path: str | Path, rows: Iterable[Any], inputs: Iterable[str | Path] = ()) -> None:
     """Write JSON lines atomically, one compact object per line."""
-    with atomic_open(path) as handle:
+    with atomic_open(path, inputs=inputs) as handle:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def open_append(path: str | Path) -> IO[bytes]:
+    """Open a log or lock file for appending under the output rule (never through a symlink, never a device)."""
+    target = check_output(path)
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot open for writing ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped between the check and the open
+        os.close(fd)
+        raise OutputError(f"{target}: is not a regular file")
+    return os.fdopen(fd, "ab")
+
+
+def output_dir(path: str | Path, make: bool = True) -> Path:
+    """Make (or reuse) a directory that a command writes its files into; one OutputError line if it cannot be one.
+
+    `make=False` only checks (a command checks its output directory before its long work, and makes it later)."""
+    target = Path(path)
+    if target.is_symlink() and not target.is_dir():
+        raise OutputError(f"{target}: is a symbolic link to no directory; give a directory for the output")
+    if target.exists() and not target.is_dir():
+        raise OutputError(f"{target}: is a file, not a directory; give a directory for the output")
+    _check_parent(target)
+    if not make and not target.exists():
+        return target
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot make this directory ({exc.strerror or exc})") from None
+    if not os.access(target, os.W_OK | os.X_OK):
+        raise OutputError(f"{target}: directory is not writable")
+    return target

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from citator.data.atomic import atomic_open, write_jsonl_atomic
-from citator.data.jsonl import iter_jsonl, read_json, require_unique_str
+from citator.data.jsonl import iter_jsonl, iter_text_lines, read_json, require_unique_str
 from citator.data.records import Qrels
 from citator.errors import JudgmentError
 
@@ -51,28 +51,21 @@ def read_graded_qrels(path: str | Path) -> Qrels:
 def read_trec_qrels(path: str | Path) -> Qrels:
     """Read TREC qrels lines `qid iter docid grade`."""
     path = Path(path)
-    if not path.is_file():
-        raise JudgmentError(path, None, f"file not found: {path}")
     grades: dict[str, dict[str, int]] = {}
-    with path.open("rb") as handle:
-        for line_no, raw in enumerate(handle, 1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise JudgmentError(path, line_no, f"not valid UTF-8 (byte {exc.start})") from None
-            parts = text.split()
-            if not parts:
-                continue
-            if len(parts) != 4:
-                raise JudgmentError(path, line_no, f"expected 4 columns 'qid iter docid grade', got {len(parts)}")
-            try:
-                grade = int(parts[3])
-            except ValueError:
-                raise JudgmentError(path, line_no, f"grade {parts[3]!r} is not an integer", field="grade") from None
-            doc_grades = grades.setdefault(parts[0], {})
-            if parts[2] in doc_grades:
-                raise JudgmentError(path, line_no, f'duplicate judgment for doc "{parts[2]}"', field="docid")
-            doc_grades[parts[2]] = grade
+    for line_no, text in iter_text_lines(path, JudgmentError):
+        parts = text.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            raise JudgmentError(path, line_no, f"expected 4 columns 'qid iter docid grade', got {len(parts)}")
+        try:
+            grade = int(parts[3])
+        except ValueError:
+            raise JudgmentError(path, line_no, f"grade {parts[3]!r} is not an integer", field="grade") from None
+        doc_grades = grades.setdefault(parts[0], {})
+        if parts[2] in doc_grades:
+            raise JudgmentError(path, line_no, f'duplicate judgment for doc "{parts[2]}"', field="docid")
+        doc_grades[parts[2]] = grade
     return Qrels.from_dict(grades)
 
 

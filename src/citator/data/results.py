@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from citator.data.atomic import atomic_open, write_jsonl_atomic
-from citator.data.jsonl import iter_jsonl, require_str, require_unique_str
+from citator.data.jsonl import iter_jsonl, iter_text_lines, require_str, require_unique_str
 from citator.data.records import Query, ResultLine, ScoredDoc
 from citator.errors import ResultsError
 
@@ -21,6 +21,7 @@ def iter_results(path: str | Path) -> Iterator[ResultLine]:
         if not isinstance(raw, list):
             raise ResultsError(path, line, "expected a list", field="results")
         scored = []
+        listed: set[str] = set()
         for i, item in enumerate(raw):
             if not isinstance(item, dict):
                 raise ResultsError(path, line, f"results[{i}] is not an object", field="results")
@@ -30,6 +31,10 @@ def iter_results(path: str | Path) -> Iterator[ResultLine]:
                 raise ResultsError(path, line, f"results[{i}].doc_id must be a non-empty string", field="results")
             if not isinstance(score, (int, float)) or isinstance(score, bool):
                 raise ResultsError(path, line, f"results[{i}].score must be a number", field="results")
+            if doc_id in listed:
+                raise ResultsError(path, line, f'results[{i}].doc_id "{doc_id}" is listed twice for this query',
+                                   field="results")
+            listed.add(doc_id)
             scored.append(ScoredDoc(doc_id, float(score)))
         yield ResultLine(query_id, tuple(scored))
 
@@ -38,8 +43,9 @@ def read_results(path: str | Path) -> list[ResultLine]:
     return list(iter_results(path))
 
 
-def write_results(path: str | Path, lines: Iterable[ResultLine]) -> None:
-    write_jsonl_atomic(path, (line.to_json() for line in lines))
+def write_results(path: str | Path, lines: Iterable[ResultLine], inputs: Iterable[str | Path] = ()) -> None:
+    """Write a results file atomically; `inputs`: files of the command it must not replace."""
+    write_jsonl_atomic(path, (line.to_json() for line in lines), inputs)
 
 
 def validate_results(
@@ -87,28 +93,29 @@ def write_trec_run(path: str | Path, lines: Iterable[ResultLine], tag: str = "ci
 def read_trec_run(path: str | Path) -> list[ResultLine]:
     """Import a TREC run; within a query, order by rank column (the file's own order breaks rank ties)."""
     path = Path(path)
-    if not path.is_file():
-        raise ResultsError(path, None, f"file not found: {path}")
     by_query: dict[str, list[tuple[int, int, ScoredDoc]]] = {}
-    with path.open("rb") as handle:
-        for line_no, raw in enumerate(handle, 1):
-            try:
-                parts = raw.decode("utf-8").split()
-            except UnicodeDecodeError as exc:
-                raise ResultsError(path, line_no, f"not valid UTF-8 (byte {exc.start})") from None
-            if not parts:
-                continue
-            if len(parts) != 6:
-                raise ResultsError(path, line_no, f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}")
-            try:
-                rank = int(parts[3])
-            except ValueError:
-                raise ResultsError(path, line_no, f"rank {parts[3]!r} is not an integer", field="rank") from None
-            try:
-                score = float(parts[4])
-            except ValueError:
-                raise ResultsError(path, line_no, f"score {parts[4]!r} is not a number", field="score") from None
-            by_query.setdefault(parts[0], []).append((rank, line_no, ScoredDoc(parts[2], score)))
+    docs_of: dict[str, set[str]] = {}
+    for line_no, text in iter_text_lines(path, ResultsError):
+        parts = text.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            raise ResultsError(path, line_no, f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}")
+        try:
+            rank = int(parts[3])
+        except ValueError:
+            raise ResultsError(path, line_no, f"rank {parts[3]!r} is not an integer", field="rank") from None
+        try:
+            score = float(parts[4])
+        except ValueError:
+            raise ResultsError(path, line_no, f"score {parts[4]!r} is not a number", field="score") from None
+        rows = by_query.setdefault(parts[0], [])
+        listed = docs_of.setdefault(parts[0], set())
+        if parts[2] in listed:
+            raise ResultsError(path, line_no, f'doc id "{parts[2]}" is listed twice for query "{parts[0]}"',
+                               field="docid")
+        listed.add(parts[2])
+        rows.append((rank, line_no, ScoredDoc(parts[2], score)))
     return [
         ResultLine(qid, tuple(doc for _, _, doc in sorted(rows, key=lambda r: (r[0], r[1]))))
         for qid, rows in by_query.items()

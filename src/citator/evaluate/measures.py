@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from statistics import fmean
 
 from citator.data.records import Qrels
-from citator.errors import CitatorError
+from citator.errors import CitatorError, RunError
 from citator.evaluate.hit import hit
 from citator.evaluate.ndcg import ndcg
 from citator.evaluate.precision import precision
@@ -65,7 +65,13 @@ def per_query(
     out: dict[str, dict[str, float]] = {}
     for name in measures:
         measure = parse_measure(name)
-        out[measure.name] = {q: measure(run.get(q, ()), qrels.of(q)) for q in ids}
+        values: dict[str, float] = {}
+        for q in ids:
+            try:
+                values[q] = measure(run.get(q, ()), qrels.of(q))
+            except RunError as exc:
+                raise RunError(f'run, query "{q}": {exc}') from None
+        out[measure.name] = values
     return out
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from citator.evaluate.distinct import distinct_top
+
 
 def dcg(gains: Sequence[float]) -> float:
     return sum(g / math.log2(i + 2) for i, g in enumerate(gains) if g)
@@ -15,4 +17,4 @@ def ndcg(ranking: Sequence[str], grades: Mapping[str, int], k: int) -> float:
     ideal = dcg(sorted((g for g in grades.values() if g > 0), reverse=True)[:k])
     if ideal == 0:
         return 0.0
-    return dcg([max(grades.get(d, 0), 0) for d in ranking[:k]]) / ideal
+    return dcg([max(grades.get(d, 0), 0) for d in distinct_top(ranking, k)]) / ideal

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from citator.data.atomic import check_output
 from citator.errors import LabelStoreError
 from citator.labels.migrations import migrate
 from citator.labels.queue import queue_order
@@ -79,7 +80,8 @@ class LabelStore:
     """One open label database; every query is parameterised, every write is one transaction."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        # The store is a file citator writes: the output rule holds (no symlink, device, directory or FIFO).
+        self.path = check_output(path, in_place=True)
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10.0)
             self._conn.row_factory = sqlite3.Row

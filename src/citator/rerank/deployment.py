@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from citator.data.jsonl import loads
 from citator.errors import ConfigError
 
 ATTENTION = ("sdpa", "eager")
@@ -51,7 +51,7 @@ def load_deployment(path: str | Path | None) -> Deployment:
     if not p.is_file():
         raise ConfigError(f"{p}: deployment file not found")
     try:
-        obj = json.loads(p.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        obj = loads(p.read_bytes().decode("utf-8"))
+    except (OSError, ValueError) as exc:  # unreadable, not UTF-8, malformed or too deeply nested JSON
         raise ConfigError(f"{p.name}: not valid JSON ({exc}); write an object like {{\"attention\": \"sdpa\"}}") from None
     return Deployment.from_json(obj, p.name)

@@ -42,16 +42,32 @@ class RetrievalConfig:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> RetrievalConfig:
+    def from_json(cls, obj: dict[str, Any], source: str = "retrieval config") -> RetrievalConfig:
+        """A checked config from its JSON form; `source` (e.g. the file's name) begins every error message."""
+        if not isinstance(obj, dict):
+            raise ConfigError(f"{source}: expected a JSON object, got {type(obj).__name__}")
         try:
             config = cls(**obj)
+            config.check()
         except TypeError as exc:
-            raise ConfigError(f"retrieval config: {exc}") from None
-        config.check()
+            raise ConfigError(f"{source}: {exc}") from None
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
         return config
 
     def check(self) -> None:
-        if self.fusion not in ("interpolate", "rrf", "learned"):
+        for name in ("k1", "b"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
+                raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
+        for name in ("passage_words", "passage_overlap", "norm_depth", "rrf_k"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "passage_overlap" else 1):
+                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.weights, dict) or not all(
+                isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) for w in self.weights.values()):
+            raise ConfigError(f"weights must map signal names to finite numbers, got {self.weights!r}")
+        if not isinstance(self.fusion, str) or self.fusion not in ("interpolate", "rrf", "learned"):
             raise ConfigError(f'fusion must be "interpolate", "rrf" or "learned", got {self.fusion!r}')
         unknown = set(self.weights) - set(SIGNALS)
         if unknown:

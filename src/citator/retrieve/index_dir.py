@@ -20,13 +20,15 @@ import numpy as np
 
 import citator
 from citator.data import read_corpus, write_json_atomic
+from citator.data.atomic import open_append
 from citator.data.hashing import sha256_file, sha256_text
-from citator.errors import IndexDirError
+from citator.errors import CorpusError, IndexDirError
 from citator.data.records import Document
 from citator.models.encoder import STOPWORDS
 from citator.retrieve.artifacts import Artifacts
 from citator.retrieve.config import BASE_SIGNALS, RetrievalConfig
 from citator.retrieve.dense import DenseIndex
+from citator.retrieve.index_files import record_files
 from citator.retrieve.late_interaction import TokenStore, reads_late_interaction
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.manifest import MANIFEST, Manifest, read_manifest
@@ -35,12 +37,15 @@ from citator.retrieve.passages import PassageSpec, passage_layout
 # Bump when the code that turns a corpus into base passages changes (layout, the content-token filter, the token
 # store's quantisation or first-occurrence rule): passages cached or indexed under another value are encoded again.
 PASSAGE_RULES_VERSION = 1
+# The contract's top-k: run.sh must answer every query with this many distinct documents, so a smaller corpus
+# could build but never answer. Refused at build time.
+MIN_DOCS = 10
 
 
 def build_index(
     corpus_path: Path, index_dir: Path, encoder_path: Path | None = None, config: RetrievalConfig | None = None,
     progress: bool = True, artifacts: Artifacts | None = None, passage_vectors: np.ndarray | None = None,
-    artifacts_optional: bool = False, passage_tokens: TokenStore | None = None,
+    artifacts_optional: bool = False, passage_tokens: TokenStore | None = None, min_docs: int = MIN_DOCS,
 ) -> Manifest:
     """Build the whole index into a fresh folder inside `index_dir`, then switch the manifest to it.
 
@@ -51,6 +56,9 @@ def build_index(
     from citator.models.encoder import default_encoder_path, encoder_fingerprint, load_encoder
 
     docs = read_corpus(corpus_path, lenient=True)
+    if len(docs) < min_docs:
+        raise CorpusError(corpus_path, None, f"{len(docs)} documents: run.sh answers every query with top-k "
+                          f"{min_docs} distinct documents (the contract's), so an index needs at least {min_docs}")
     encoder_path = Path(encoder_path) if encoder_path else default_encoder_path()
     encoder = load_encoder(encoder_path)
     encoder_sha256 = encoder_fingerprint(encoder_path)
@@ -80,7 +88,7 @@ def build_index(
     index_dir = index_dir.absolute()
     index_dir.mkdir(parents=True, exist_ok=True)
     # One build at a time per index dir: a second would delete the first one's folder when it finishes.
-    lock = (index_dir / ".build.lock").open("w")
+    lock = open_append(index_dir / ".build.lock")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -203,7 +211,7 @@ def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, enco
             citator_version=citator.__version__, built_at=time.time(), data_dir=tmp.name,
             artifacts_path=None if artifacts is None else str(artifacts.root),
             artifacts_sha256=None if artifacts is None else sha256_file(artifacts.root / "manifest.json"),
-            encoder_sha256=encoder_sha256, passage_rules=passage_rules(),
+            encoder_sha256=encoder_sha256, passage_rules=passage_rules(), files=record_files(tmp),
         )
         os.chmod(tmp, 0o755)
         # The manifest goes last and atomically: until it names the new folder, readers see the old build.

@@ -39,15 +39,38 @@ class LexicalIndex:
         self.tokenizer.save_stopwords(str(directory))
 
     @classmethod
-    def load(cls, directory: Path, mmap: bool = True) -> LexicalIndex:
+    def load(cls, directory: Path, mmap: bool = True, units: int | None = None) -> LexicalIndex:
+        """Load a saved index; when `units` is given it must score exactly that many units. What bm25s raises on
+        damaged files (any exception: it validates little) becomes an IndexDirError naming the folder."""
         import bm25s
         from bm25s.tokenization import Tokenizer
 
-        retriever = bm25s.BM25.load(str(directory), mmap=mmap)
-        tokenizer = Tokenizer(stemmer=_stemmer(), stopwords="en")
-        tokenizer.load_vocab(str(directory))
-        tokenizer.load_stopwords(str(directory))
-        return cls(retriever, tokenizer)
+        from citator.errors import IndexDirError
+
+        try:
+            retriever = bm25s.BM25.load(str(directory), mmap=mmap)
+            tokenizer = Tokenizer(stemmer=_stemmer(), stopwords="en")
+            tokenizer.load_vocab(str(directory))
+            tokenizer.load_stopwords(str(directory))
+            index = cls(retriever, tokenizer)
+            size = index.size
+            scores = retriever.scores
+            arrays = [np.asarray(scores[k]) for k in ("data", "indices", "indptr")]
+        except Exception as exc:  # noqa: BLE001 - any failure to read is the same damage
+            raise IndexDirError(f"{directory}: unreadable BM25 index ({type(exc).__name__}: {str(exc)[:120]}); "
+                                "rebuild with build.sh") from None
+        data, indices, indptr = arrays
+        consistent = (
+            indptr.ndim == 1 and len(indptr) >= 1 and len(data) == len(indices) == int(indptr[-1])
+            and data.dtype.kind == "f" and indices.dtype.kind in "iu" and indptr.dtype.kind in "iu"
+            and bool(np.isfinite(data).all()) and (len(indices) == 0 or (int(indices.min()) >= 0
+                                                                         and int(indices.max()) < size))
+            and bool((np.diff(indptr) >= 0).all()) and int(indptr[0]) == 0
+        )
+        if not consistent or (units is not None and size != units):
+            raise IndexDirError(f"{directory}: BM25 arrays are inconsistent ({size} units"
+                                f"{'' if units is None else f', expected {units}'}); rebuild with build.sh")
+        return index
 
     def use_numba(self) -> bool:
         """Score with bm25s's numba kernel when numba is installed; True if it is now in use.

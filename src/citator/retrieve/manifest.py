@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from citator.errors import IndexDirError
+import citator
+from citator.errors import ConfigError, IndexDirError
 from citator.retrieve.config import RetrievalConfig
+from citator.retrieve.index_files import check_recorded, verify_sizes
 
 FORMAT = "citator-stance-index/1"
 MANIFEST = "manifest.json"
@@ -34,6 +36,8 @@ class Manifest:
     artifacts_sha256: str | None = None
     encoder_sha256: str | None = None  # models.encoder.encoder_fingerprint; None in indexes built before it
     passage_rules: str | None = None  # index_dir.passage_rules at build time; None in indexes built before it
+    # Every file of the data folder -> {"bytes", "sha256"} (retrieve/index_files.py), recorded at build time.
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def fingerprint(self) -> str:
@@ -47,7 +51,7 @@ class Manifest:
             "n_passages": self.n_passages, "passage_rules": self.passage_rules,
             "encoder": {"path": self.encoder_path, "id": self.encoder_id, "sha256": self.encoder_sha256},
             "config": self.config.to_json(), "citator_version": self.citator_version, "built_at": self.built_at,
-            "data_dir": self.data_dir, "artifacts": None if self.artifacts_path is None else {
+            "data_dir": self.data_dir, "files": self.files, "artifacts": None if self.artifacts_path is None else {
                 "path": self.artifacts_path, "manifest_sha256": self.artifacts_sha256},
         }
 
@@ -63,7 +67,7 @@ def read_manifest(index_dir: Path) -> Manifest:
     if not path.is_file():
         raise IndexDirError(f"{index_dir}: no {MANIFEST} (half-written or not an index); rebuild with build.sh")
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        obj = json.loads(path.read_bytes().decode("utf-8"))
         if not isinstance(obj, dict):
             raise TypeError(f"a JSON {type(obj).__name__}, not an object")
         if obj.get("format") != FORMAT or obj.get("complete") is not True:
@@ -76,14 +80,24 @@ def read_manifest(index_dir: Path) -> Manifest:
             artifacts_path=(obj.get("artifacts") or {}).get("path"),
             artifacts_sha256=(obj.get("artifacts") or {}).get("manifest_sha256"),
             encoder_sha256=obj["encoder"].get("sha256"),
-            passage_rules=obj.get("passage_rules"),
+            passage_rules=obj.get("passage_rules"), files=check_recorded(obj.get("files"), path),
         )
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError, OSError, ConfigError) as exc:
         raise IndexDirError(f"{path}: corrupt manifest ({type(exc).__name__}: {exc}); rebuild with build.sh") from None
+    if manifest.citator_version != citator.__version__:
+        raise IndexDirError(f"{path}: built by citator {manifest.citator_version!r}, this is citator "
+                            f"{citator.__version__}; rebuild with build.sh")
+    if (min(manifest.n_docs, manifest.n_passages) < 0 or manifest.n_passages < manifest.n_docs
+            or not isinstance(obj["n_docs"], int) or not isinstance(obj["n_passages"], int)):
+        raise IndexDirError(f"{path}: n_docs {obj['n_docs']!r} / n_passages {obj['n_passages']!r} are not counts of "
+                            "documents and their passages; rebuild with build.sh")
+    if Path(manifest.data_dir).name != manifest.data_dir or manifest.data_dir in ("", ".", ".."):
+        raise IndexDirError(f"{path}: data_dir {manifest.data_dir!r} is not a folder of the index; rebuild with build.sh")
     parts = ["doc_ids.json", "passage_starts.npy", "dense.npy", "lexical_doc", "lexical_passage"]
     if manifest.artifacts_path is not None:
         parts += ["memory", "memory_links.npy"]
     for name in parts:
         if not manifest.path(index_dir, name).exists():
             raise IndexDirError(f"{index_dir}: {name} is missing; the index is incomplete, rebuild with build.sh")
+    verify_sizes(index_dir / manifest.data_dir, manifest.files)
     return manifest

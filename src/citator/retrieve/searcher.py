@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from citator.data.queries import cut_for_search
 from citator.data.records import Query, ResultLine, ScoredDoc
 from citator.retrieve import contrast
 from citator.retrieve.config import RetrievalConfig
@@ -17,6 +17,7 @@ from citator.retrieve import dense as dense_module
 from citator.retrieve.dense import DenseIndex
 from citator.retrieve.expansion import SIGNAL as EXPANDED
 from citator.retrieve.fusion import interpolate, rrf, top_k
+from citator.retrieve.index_files import check_starts, load_array, load_doc_ids, verify_digests
 from citator.retrieve.manifest import Manifest, read_manifest
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.passages import document_of_passage, max_per_document
@@ -72,6 +73,20 @@ def learned_signals(
     return out
 
 
+def _checked_tokens(data_dir: Path, n_docs: int) -> TokenStore:
+    """The late-interaction token store, its arrays checked against each other and the corpus."""
+    from citator.errors import IndexDirError
+    from citator.retrieve.late_interaction import OFFSETS, SCALES, TOKENS
+
+    tokens = load_array(data_dir / TOKENS, 2, "i", mmap=True)
+    scales = load_array(data_dir / SCALES, 1, "f", rows=tokens.shape[0])
+    offsets = load_array(data_dir / OFFSETS, 1, "i", rows=n_docs + 1)
+    if n_docs and (int(offsets[0]) != 0 or int(offsets[-1]) != tokens.shape[0] or bool((np.diff(offsets) < 0).any())):
+        raise IndexDirError(f"{data_dir / OFFSETS}: offsets do not cut the {tokens.shape[0]} tokens in order; "
+                            "rebuild with build.sh")
+    return TokenStore(tokens, scales, offsets)
+
+
 class StanceSearcher:
     """Holds the index (mmap) and the encoders in memory; answers batches of queries."""
 
@@ -83,13 +98,17 @@ class StanceSearcher:
         self.manifest: Manifest = read_manifest(self.index_dir)
         self.config: RetrievalConfig = self.manifest.config
         path = lambda name: self.manifest.path(self.index_dir, name)  # noqa: E731
-        self.doc_ids: list[str] = json.loads(path("doc_ids.json").read_text(encoding="utf-8"))
+        # Everything read back is checked against what the build recorded (retrieve/index_files.py).
+        n_docs, n_passages = self.manifest.n_docs, self.manifest.n_passages
+        verify_digests(self.index_dir / self.manifest.data_dir, self.manifest.files)
+        self.doc_ids: list[str] = load_doc_ids(path("doc_ids.json"), n_docs)
         self.years = doc_years(self.doc_ids)
-        self.passage_starts = np.load(path("passage_starts.npy"))
-        self.doc_of_passage = document_of_passage(self.passage_starts, self.manifest.n_passages)
-        self.lexical_doc = LexicalIndex.load(path("lexical_doc"))
-        self.lexical_passage = LexicalIndex.load(path("lexical_passage"))
-        self.dense = DenseIndex.load(path("dense.npy"))
+        self.passage_starts = load_array(path("passage_starts.npy"), 1, "i", rows=n_docs)
+        check_starts(path("passage_starts.npy"), self.passage_starts, n_passages)
+        self.doc_of_passage = document_of_passage(self.passage_starts, n_passages)
+        self.lexical_doc = LexicalIndex.load(path("lexical_doc"), units=n_docs)
+        self.lexical_passage = LexicalIndex.load(path("lexical_passage"), units=n_passages)
+        self.dense = DenseIndex(load_array(path("dense.npy"), 2, "f", rows=n_passages, mmap=True))
         self._encoder_path = encoder_path or self.manifest.encoder_path
         self._cold = cold
         self._encoder = None  # loaded on first use: with artifacts, the fine-tuned encoder may be all a search needs
@@ -116,15 +135,18 @@ class StanceSearcher:
                 raise IndexDirError(f"{artifacts.root} changed since {self.index_dir} was built; rebuild with build.sh")
             self.ft_encoder = load_query_encoder(artifacts.encoder_dir, cold)
             self.memory = PropositionMemory.load(path("memory"))
-            links = np.load(path("memory_links.npy"))
+            links = load_array(path("memory_links.npy"), 2, "i", rows=2)
+            if len(links[0]) and (int(links[1].max()) >= n_docs or int(links[0].max()) >= len(self.memory.entries)
+                                  or int(links.min()) < 0):
+                raise IndexDirError(f"{path('memory_links.npy')}: links point outside the corpus; rebuild with build.sh")
             self.memory_links = (links[0], links[1])
             self.citations = citation_counts(self.memory, self.memory_links, len(self.doc_ids))
             if path("doc_embedding.npy").is_file():
-                self.doc_vectors = np.load(path("doc_embedding.npy"))
+                self.doc_vectors = load_array(path("doc_embedding.npy"), 2, "f", rows=n_docs)
             if path("ranker.json").is_file():
                 self.ranker = load_ranker(path("ranker.json"))
             if TokenStore.present(self.index_dir / self.manifest.data_dir):
-                self.late_store = TokenStore.load(self.index_dir / self.manifest.data_dir)
+                self.late_store = _checked_tokens(self.index_dir / self.manifest.data_dir, n_docs)
             if path("lexical_expanded").is_dir():  # indexes built before the expansion existed have none
                 expanded = self.lexical_expanded = LexicalIndex.load(path("lexical_expanded"))
                 self.signals[EXPANDED] = lambda qs: expanded.score_all([q.text for q in qs])
@@ -232,6 +254,7 @@ class StanceSearcher:
         With a stance contrast or refuter slots configured, a text the batch asks with both stances has its two
         rankings read side by side (retrieve/contrast.py), whichever sub-batches its queries fall in.
         """
+        queries = cut_for_search(queries)  # bounded work per query, whoever calls (data/queries.py)
         names = self.needed_signals()
         batch_size = max(1, min(batch_size, MAX_BATCH_CELLS // max(self.manifest.n_passages, 1)))
         slots = self.config.refuter_slots if self.citations is not None else 0

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from citator.data.jsonl import loads
 from citator.data.records import Query, ResultLine, ScoredDoc
 
 SERVICE_DIR = "service"
@@ -87,7 +88,7 @@ class _Lines:
             if len(self.buffer) > MAX_REPLY_BYTES:
                 raise ServiceUnavailable(f"the server's {what} is over {MAX_REPLY_BYTES} bytes")
         line, self.buffer = self.buffer.split(b"\n", 1)
-        reply = json.loads(line.decode("utf-8"))
+        reply = loads(line.decode("utf-8"))  # a ValueError for any malformed reply, however deeply nested
         if not isinstance(reply, dict):
             raise ValueError(f"the server's {what} is not a JSON object")
         return reply
@@ -125,7 +126,7 @@ def search_via_service(
     stale, or a wrong answer)."""
     ready = service_dir(index_dir) / READY_NAME
     try:
-        info = json.loads(ready.read_text(encoding="utf-8"))
+        info = loads(ready.read_text(encoding="utf-8"))
         if info.get("fingerprint") != fingerprint:
             return None, "the running server holds another build of the index"
         _check_alive(int(info["pid"]))

@@ -18,7 +18,7 @@ from citator.bench.statutes.metrics import QueryScore, paired, score_order, summ
 from citator.bench.statutes.passages import MAX_PASSAGE_BYTES, PASSAGE_VERSION
 from citator.bench.statutes.pool import POOL_SIZE, Pool, build_pools
 from citator.bench.statutes.receipts import Budget, ReceiptStore
-from citator.data.atomic import write_json_atomic, write_jsonl_atomic
+from citator.data.atomic import output_dir, write_json_atomic, write_jsonl_atomic
 from citator.data.citations import CitationResolver
 from citator.data.jsonl import read_json
 from citator.data.hashing import sha256_file
@@ -111,13 +111,13 @@ def run_statutes(config: RunConfig, provider: Provider | None,
     """Run the benchmark into `config.out` (resuming from its receipts) and return metrics.json's content."""
     from citator.bench.statutes.report import write_report
 
-    out = config.out
+    out = output_dir(config.out, make=False)
     sections = read_sections(config.corpus)
     suite = read_suite(config.suite, {s.doc_id for s in sections})
     corpus = snapshot_manifest(config.corpus, sections)
     fingerprint = _fingerprint(config, provider, corpus)
     _check_resume(out, fingerprint)
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out)
     manifest = {
         "fingerprint": fingerprint, "corpus": corpus,
         "suite": {"file": config.suite.name, "sha256": fingerprint["suite_sha256"],

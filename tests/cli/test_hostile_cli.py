@@ -1,0 +1,170 @@
+"""Every CLI command, fed hostile and damaged files, succeeds or exits 2 with one line naming the file: never a
+traceback, never the last-resort guard's exit 70. In-process through main() (hypothesis) and through real
+subprocesses for the outside tester's cases."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from citator.cli.main import main
+from fixtures.hostile import FIXED, FIXED_GZ, mutated
+from fixtures.review_run import build_run
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "src" / "citator" / "samples" / "casefacts"
+STATUTES = REPO / "tests" / "statutes" / "fixtures"
+
+
+def _head(path: Path, n: int) -> bytes:
+    return b"".join(path.read_bytes().splitlines(keepends=True)[:n])
+
+
+def _valid_inputs(root: Path) -> dict[str, bytes]:
+    queries = _head(SAMPLES / "queries.jsonl", 4)
+    corpus = SAMPLES.joinpath("corpus.jsonl").read_bytes()
+    doc_ids = [json.loads(line)["doc_id"] for line in corpus.splitlines()[:10]]
+    results = b"".join(json.dumps({"query_id": json.loads(line)["query_id"],
+                                   "results": [{"doc_id": d, "score": 10.0 - i} for i, d in enumerate(doc_ids)]}
+                                  ).encode() + b"\n" for line in queries.splitlines())
+    run = build_run(root / "run")
+    return {
+        "queries.jsonl": queries, "corpus.jsonl": corpus, "ground_truth.jsonl": _head(SAMPLES / "ground_truth.jsonl", 4),
+        "results.jsonl": results, "sections.jsonl": STATUTES.joinpath("nrs_sections.jsonl").read_bytes(),
+        "suite.jsonl": _head(STATUTES / "nrs_suite.jsonl", 2), "pool.jsonl": (run / "pool.jsonl").read_bytes(),
+        "labels.jsonl": b"",
+    }
+
+
+def _commands(root: Path) -> dict[str, tuple[list[str], list[str]]]:
+    """name -> (argv, the input files it reads, by name under root)."""
+    f = lambda name: str(root / name)  # noqa: E731
+    return {
+        "eval": (["eval", "--queries", f("queries.jsonl"), "--ground-truth", f("ground_truth.jsonl"),
+                  "--results", f("results.jsonl"), "--metric", "ndcg@10", "--metric", "rr"],
+                 ["queries.jsonl", "ground_truth.jsonl", "results.jsonl"]),
+        "validate": (["validate", "--corpus", f("corpus.jsonl"), "--queries", f("queries.jsonl"),
+                      "--results", f("results.jsonl")], ["corpus.jsonl", "queries.jsonl", "results.jsonl"]),
+        "review load": (["review", "load", f("run"), "--db", f("store.db")], ["pool.jsonl"]),
+        "review import": (["review", "import", f("labels.jsonl"), "--db", f("store.db")], ["labels.jsonl"]),
+        "review metrics": (["review", "metrics", f("run"), "--labels", f("labels.jsonl")], ["pool.jsonl", "labels.jsonl"]),
+        "bench statutes": (["bench", "statutes", "--corpus", f("sections.jsonl"), "--suite", f("suite.jsonl"),
+                            "--provider", "none", "--out", f("out")], ["sections.jsonl", "suite.jsonl"]),
+    }
+
+
+def _place(root: Path, name: str, data: bytes) -> Path:
+    path = root / "run" / name if name == "pool.jsonl" else root / name
+    path.write_bytes(data)
+    return path
+
+
+def _run(argv: list[str]) -> tuple[int, list[str]]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        rc = main(argv)
+    return rc, [line for line in err.getvalue().splitlines() if line.strip() and not line.startswith("warning:")]
+
+
+def _check(rc: int, lines: list[str], damaged: str, command: str) -> None:
+    if rc == 0:
+        return
+    if command == "validate" and rc == 1 and lines and lines[-1].startswith("INVALID:"):
+        return  # validate's verdict on a results file that breaks the output rules, one problem a line
+    assert rc == 2, (command, damaged, rc, lines)
+    assert len(lines) == 1 and damaged in lines[0], (command, damaged, lines)
+
+
+@pytest.fixture()
+def root(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+COMMANDS = sorted(_commands(Path("/")))
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_valid_inputs_succeed(command: str, tmp_path: Path) -> None:
+    valid = _valid_inputs(tmp_path)
+    for name, data in valid.items():
+        _place(tmp_path, name, data)
+    argv, _ = _commands(tmp_path)[command]
+    rc, lines = _run(argv)
+    assert rc == 0, lines
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_fixed_hostile_inputs_are_one_clear_line(command: str, tmp_path: Path) -> None:
+    valid = _valid_inputs(tmp_path)
+    argv, inputs = _commands(tmp_path)[command]
+    for damaged in inputs:
+        for data in list(FIXED.values()) + list(FIXED_GZ.values()):
+            for name, good in valid.items():
+                _place(tmp_path, name, good)
+            _place(tmp_path, damaged, data)
+            rc, lines = _run(argv)
+            _check(rc, lines, damaged, command)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_damaged_inputs_succeed_or_are_one_clear_line(command: str, tmp_path_factory: pytest.TempPathFactory,
+                                                      data: st.DataObject) -> None:
+    root = tmp_path_factory.mktemp("cli")
+    valid = _valid_inputs(root)
+    argv, inputs = _commands(root)[command]
+    damaged = data.draw(st.sampled_from(inputs))
+    for name, good in valid.items():
+        _place(root, name, good)
+    _place(root, damaged, data.draw(mutated(valid[damaged] or json.dumps({"query_id": "q"}).encode())))
+    rc, lines = _run(argv)
+    _check(rc, lines, damaged, command)
+
+
+def _eval_args(root: Path) -> list[str]:
+    valid = _valid_inputs(root)
+    for name, good in valid.items():
+        _place(root, name, good)
+    return _commands(root)["eval"][0]
+
+
+def _with(argv: list[str], root: Path, name: str, data: bytes) -> list[str]:
+    """`argv`, after one of its input files has been replaced by `data`."""
+    _place(root, name, data)
+    return argv
+
+
+SUBPROCESS_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    "eval --baseline 1": (lambda r: _eval_args(r) + ["--baseline", "1"], "ConfigError: --baseline must be a finite"),
+    "eval --baseline nan": (lambda r: _eval_args(r) + ["--baseline", "nan"], "ConfigError: --baseline must be a finite"),
+    "eval --json DIR": (lambda r: _eval_args(r) + ["--json", str(r)], "is a directory"),
+    "queries nested 100k deep": (lambda r: _with(_eval_args(r), r, "queries.jsonl", FIXED["nested list 100k deep"]),
+                                 "queries.jsonl line 1: malformed JSON: nested too deeply"),
+    "results nested 100k deep": (lambda r: _with(_eval_args(r), r, "results.jsonl", FIXED["nested object 100k deep"]),
+                                 "results.jsonl line 1: malformed JSON: nested too deeply"),
+    "plain file named .gz": (lambda r: _eval_args(r)[:2] + [str(_place(r, "q.jsonl.gz", b'{"query_id": "q"}\n'))]
+                             + _eval_args(r)[3:], "q.jsonl.gz line 1: not a valid gzip file"),
+    "rerank --out FILE": (lambda r: ["rerank", "--pool", "p", "--qrels", "q", "--model", "m", "--strategy", "bm25",
+                                     "--out", str(_place(r, "FILE", b"x"))], "FILE: is a file, not a directory"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SUBPROCESS_CASES))
+def test_outside_testers_cases_through_a_real_process(case: str, tmp_path: Path) -> None:
+    make, expected = SUBPROCESS_CASES[case]
+    done = subprocess.run([sys.executable, "-m", "citator.cli.main", *make(tmp_path)], capture_output=True, text=True,
+                          timeout=300)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and expected in lines[0], (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,142 @@
+"""The output rule: citator replaces only a regular file or nothing, and never one of the command's inputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+from pathlib import Path
+
+import pytest
+
+from citator.cli.main import main
+from citator.data.atomic import check_output, command_inputs, open_append, output_dir, write_text_atomic
+from citator.errors import OutputError
+
+
+def _kinds(tmp_path: Path) -> dict[str, Path]:
+    """One path of every kind that is not a regular file, built here (devices only where they exist)."""
+    directory = tmp_path / "a-directory"
+    directory.mkdir()
+    fifo = tmp_path / "a-fifo"
+    os.mkfifo(fifo)
+    real = tmp_path / "real.txt"
+    real.write_text("keep me\n")
+    link = tmp_path / "a-symlink"
+    link.symlink_to(real)
+    dangling = tmp_path / "a-dangling-symlink"
+    dangling.symlink_to(tmp_path / "nowhere")
+    sock_path = tmp_path / "a-socket"
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(sock_path))
+    sock.close()
+    kinds = {"directory": directory, "fifo": fifo, "symlink": link, "dangling symlink": dangling, "socket": sock_path}
+    for device in ("/dev/null", "/dev/full"):
+        if os.path.exists(device):
+            kinds[device] = Path(device)
+    return kinds
+
+
+def test_every_kind_of_non_regular_target_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    for name, path in _kinds(tmp_path).items():
+        before = os.lstat(path)
+        with pytest.raises(OutputError, match="is a"):
+            write_text_atomic(path, "x\n")
+        after = os.lstat(path)
+        assert (stat.S_IFMT(after.st_mode), after.st_ino) == (stat.S_IFMT(before.st_mode), before.st_ino), name
+    assert (tmp_path / "real.txt").read_text() == "keep me\n"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_an_input_is_never_replaced_even_under_another_name(tmp_path: Path) -> None:
+    source = tmp_path / "queries.jsonl"
+    source.write_text("input\n")
+    hard = tmp_path / "hardlink.jsonl"
+    os.link(source, hard)
+    with pytest.raises(OutputError, match="one of this command's inputs"):
+        write_text_atomic(hard, "x", inputs=[source])
+    with command_inputs([str(source)]), pytest.raises(OutputError, match="inputs"):
+        write_text_atomic(tmp_path / "." / "queries.jsonl", "x")
+    assert source.read_text() == "input\n"
+    write_text_atomic(tmp_path / "other.jsonl", "x", inputs=[source])  # any other path is fine
+
+
+@pytest.mark.parametrize("case", ["under a file", "read-only directory"])
+def test_a_place_that_cannot_hold_the_file_is_one_clear_error(tmp_path: Path, case: str) -> None:
+    if case == "under a file":
+        (tmp_path / "file").write_text("")
+        target = tmp_path / "file" / "out.json"
+        match = "is a file, not a directory"
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes into a read-only directory")
+        (tmp_path / "ro").mkdir(mode=0o555)
+        target = tmp_path / "ro" / "out.json"
+        match = "not writable"
+    with pytest.raises(OutputError, match=match):
+        write_text_atomic(target, "x")
+    with pytest.raises(OutputError):
+        output_dir(target)
+
+
+def test_missing_parents_are_made_and_an_existing_file_is_replaced(tmp_path: Path) -> None:
+    target = tmp_path / "new" / "deeper" / "out.txt"
+    write_text_atomic(target, "one")
+    write_text_atomic(target, "two")
+    assert target.read_text() == "two"
+
+
+def test_logs_and_locks_never_follow_a_symlink(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    (tmp_path / "server.log").symlink_to(victim)
+    with pytest.raises(OutputError, match="symbolic link"):
+        open_append(tmp_path / "server.log")
+    with open_append(tmp_path / "fresh.log") as handle:
+        handle.write(b"ok\n")
+    assert victim.read_text() == "precious"
+
+
+def test_check_output_accepts_a_regular_file_or_a_new_path(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    assert check_output(tmp_path / "f") == tmp_path / "f"
+    assert check_output(tmp_path / "new") == tmp_path / "new"
+
+
+def _eval_files(tmp_path: Path) -> list[str]:
+    q = tmp_path / "queries.jsonl"
+    q.write_text(json.dumps({"query_id": "q1", "text": "x", "stance": "supported"}) + "\n")
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text(json.dumps({"query_id": "q1", "relevant_doc_ids": ["a"]}) + "\n")
+    r = tmp_path / "results.jsonl"
+    r.write_text(json.dumps({"query_id": "q1", "results": [{"doc_id": "a", "score": 1.0}]}) + "\n")
+    return ["eval", "--queries", str(q), "--ground-truth", str(gt), "--results", str(r)]
+
+
+@pytest.mark.parametrize("target", ["queries.jsonl", "results.jsonl", "a-directory", "/dev/null", "file/under"])
+def test_cli_refuses_each_bad_json_output_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    args = _eval_files(tmp_path)
+    (tmp_path / "a-directory").mkdir()
+    (tmp_path / "file").write_text("")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    out = target if target.startswith("/") else str(tmp_path / target)
+    assert main(args + ["--json", out]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("OutputError: ") and out in err[0]
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+    if os.path.exists("/dev/null"):
+        assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.parametrize("command", [["rerank", "--pool", "p", "--qrels", "q", "--model", "m", "--strategy", "bm25"],
+                                     ["train", "--corpus", "c", "--queries", "q", "--ground-truth", "g"]])
+def test_a_run_directory_that_is_a_file_is_one_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    (tmp_path / "FILE").write_text("not a directory")
+    assert main(command + ["--out", str(tmp_path / "FILE")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"OutputError: {tmp_path / 'FILE'}: is a file, not a directory; give a directory for the output"]
