@@ -98,3 +98,15 @@ def test_without_the_process_filter_a_child_s_cpu_is_still_metered(tiny_llm, poo
     assert runner.single_process is False
     outcome = runner.run_query(next(q for q in pool if q.query_id == TARGET))
     assert outcome.failure is not None and outcome.failure.kind == "cpu", outcome.failure
+
+
+def test_a_run_directory_its_user_cannot_reach_is_one_clear_error(tiny_llm, short_limits) -> None:  # noqa: ANN001
+    if os.geteuid() != 0:
+        pytest.skip("needs root: a runner's own user reaches its own private directory")
+    private = Path(tempfile.mkdtemp(prefix="citator-test-private-"))  # 0700: nobody cannot enter it
+    try:
+        with pytest.raises(RerankError, match="the run's directory must be reachable by that user"):
+            Runner(tiny_llm, "bm25", short_limits, work_root=private)
+        assert list(private.iterdir()) == []
+    finally:
+        shutil.rmtree(private, ignore_errors=True)

@@ -88,7 +88,9 @@ def strategy_python(
     who = user.name if user else f"uid {os.geteuid()}"
     raise RerankError(
         f"no Python interpreter that {who} can run imports the strategy SDK from {runtime.code} "
-        f"({'; '.join(tried)}); pass --strategy-python with one that user can run"
+        f"({'; '.join(tried)}); the run's directory must be reachable by that user (every directory above it "
+        "searchable by others: set TMPDIR to one that is, such as /tmp), or pass --strategy-python with an "
+        "interpreter that user can run"
     )
 
 
