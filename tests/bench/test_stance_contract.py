@@ -121,43 +121,46 @@ def test_a_stopped_server_is_given_up_on_at_once(served_index: Path, small_stanc
     assert done.returncode == 0 and "(server," in done.stderr, done.stderr
 
 
-def test_unprivileged_user_and_read_only_code(served_index: Path, small_stance_set: dict[str, Path]) -> None:
+def test_unprivileged_user_and_read_only_code(small_stance_set: dict[str, Path]) -> None:
+    # As the evaluator runs them: build.sh and then run.sh, both as one unprivileged user, from a read-only code
+    # directory; all writable state in the index directory.
     if os.geteuid() != 0:
         pytest.skip("needs root to switch to the nobody user")
     code = Path(tempfile.mkdtemp(prefix="citator-ro-"))
+    work = Path(tempfile.mkdtemp(prefix="citator-nobody-"))
     try:
         copy_from_repo(code, "build.sh", "run.sh", "scripts", "src")
+        for name in ("corpus", "queries"):
+            shutil.copy(small_stance_set[name], code / f"{name}.jsonl")
         subprocess.run(["chmod", "-R", "a-w,a+rX", str(code)], check=True)
-        os.chmod(code, 0o555)
         nobody = pwd.getpwnam("nobody")
-        queries = code / "queries.jsonl"
-        os.chmod(code, 0o755)
-        shutil.copy(small_stance_set["queries"], queries)
-        os.chmod(queries, 0o444)
-        os.chmod(code, 0o555)
-        work = Path(tempfile.mkdtemp(prefix="citator-nobody-"))
-        os.chmod(work, 0o777)
-        shutil.copytree(served_index, work / "index", ignore=shutil.ignore_patterns("service"))
-        subprocess.run(["chown", "-R", f"{nobody.pw_uid}:{nobody.pw_gid}", str(work)], check=True)
+        os.chmod(work, 0o755)
+        os.chown(work, nobody.pw_uid, nobody.pw_gid)
         # run.sh finds the environment it was installed with, `.venv` beside it, as the evaluator's user does: its
         # interpreter must be one every user can run (the Makefile picks such a base, scripts/find_python.sh). This
         # checkout's .venv may sit under a private home, so the copy gets its own: hard links where the file system
-        # allows (free; modes untouched), a copy otherwise. The read-only copy of the code comes first on the path.
+        # allows (free; modes untouched), a copy otherwise. The index records the encoder's path, so it is built
+        # from that copy too. The read-only copy of the code comes first on the path.
         os.chmod(code, 0o755)
         link_tree(Path(sys.prefix), code / ".venv")
         os.chmod(code, 0o555)
         env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(code / "src"), "HOME": "/nonexistent"}
-        out = work / "results.jsonl"
-        done = sh(code / "run.sh", "--index-dir", work / "index", "--queries", queries, "--output", out, "--top-k", "10",
-                  user="nobody", env=env, cwd=work)
+        done = sh(code / "build.sh", "--corpus", code / "corpus.jsonl", "--index-dir", work / "index",
+                  "--no-artifacts", user="nobody", env=env, cwd=work)
         assert "cannot be run by this user" not in done.stderr, (
             f"{sys.executable} cannot be run by nobody: rebuild .venv with make clean test (it picks a Python every "
             "user can run)")
+        assert done.returncode == 0, done.stderr
+        out = work / "results.jsonl"
+        done = sh(code / "run.sh", "--index-dir", work / "index", "--queries", code / "queries.jsonl", "--output", out,
+                  "--top-k", "10", user="nobody", env=env, cwd=work)
         assert done.returncode == 0, done.stderr
         check_output(out, small_stance_set, work / "index")
         # Nothing was written into the code directory (its .venv, made above, holds pip's own caches).
         assert not [p for p in code.rglob("__pycache__") if p.relative_to(code).parts[0] != ".venv"]
     finally:
+        sh(sys.executable, "-m", "citator.cli.main", "stop", "--index-dir", work / "index")
+        shutil.rmtree(work, ignore_errors=True)
         os.chmod(code, 0o755)
         shutil.rmtree(code / ".venv", ignore_errors=True)  # first: its files are the checkout venv's own inodes
         subprocess.run(["chmod", "-R", "u+w", str(code)], check=False)
