@@ -4,7 +4,8 @@ PYTHON ?= $(shell bash scripts/find_python.sh)
 VENV := .venv
 BIN := $(VENV)/bin
 # torch==2.13.0 goes in the same pip command as everything that depends on it (else pip pulls a CUDA build).
-PIP_INSTALL := $(BIN)/python -m pip install --disable-pip-version-check -q -c requirements/constraints.txt torch==2.13.0
+# pip prints its progress: the first install takes minutes.
+PIP_INSTALL := $(BIN)/python -m pip install --disable-pip-version-check -c requirements/constraints.txt torch==2.13.0
 
 .PHONY: demo test install install-test artifacts clean
 
@@ -12,8 +13,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || { echo "$(PYTHON) could not make a venv; using python3 (unprivileged users may not run it)"; \
 	  rm -rf $(VENV); python3 -m venv $(VENV); }
 
+# Everything the README's commands need: the HTTP parts (search, providers, review app) and the statutes report's plots.
 $(VENV)/.installed: $(BIN)/python pyproject.toml requirements/constraints.txt
-	$(PIP_INSTALL) -e ".[server]"
+	$(PIP_INSTALL) -e ".[server,report]"
 	touch $@
 
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml requirements/constraints.txt

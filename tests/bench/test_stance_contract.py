@@ -56,6 +56,13 @@ def copy_from_repo(code: Path, *names: str) -> None:
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, code / name)
 
 
+def link_tree(src: Path, dest: Path) -> None:
+    """`dest` holds what `src` holds: hard links where the file system allows, copies otherwise (symlinks kept)."""
+    if subprocess.run(["cp", "-al", str(src), str(dest)], capture_output=True).returncode != 0:
+        shutil.rmtree(dest, ignore_errors=True)
+        subprocess.run(["cp", "-a", str(src), str(dest)], check=True)
+
+
 def check_output(out: Path, small: dict[str, Path], index: Path) -> None:
     queries = read_queries(small["queries"])
     corpus_ids = {d.doc_id for d in read_corpus(small["corpus"])}
@@ -68,6 +75,7 @@ def test_run_uses_the_live_server(served_index: Path, small_stance_set: dict[str
     assert done.returncode == 0, done.stderr
     assert "(server," in done.stderr
     check_output(out, small_stance_set, served_index)
+    assert stat.S_IMODE((served_index / "service" / "search.sock").stat().st_mode) == 0o600  # no one else's to use
     # In-process search gives the same rankings; its numpy query encoder (the server uses torch) moves scores only
     # by float rounding.
     same = tmp_path / "inproc.jsonl"
@@ -113,41 +121,48 @@ def test_a_stopped_server_is_given_up_on_at_once(served_index: Path, small_stanc
     assert done.returncode == 0 and "(server," in done.stderr, done.stderr
 
 
-def test_unprivileged_user_and_read_only_code(served_index: Path, small_stance_set: dict[str, Path]) -> None:
+def test_unprivileged_user_and_read_only_code(small_stance_set: dict[str, Path]) -> None:
+    # As the evaluator runs them: build.sh and then run.sh, both as one unprivileged user, from a read-only code
+    # directory; all writable state in the index directory.
     if os.geteuid() != 0:
         pytest.skip("needs root to switch to the nobody user")
     code = Path(tempfile.mkdtemp(prefix="citator-ro-"))
+    work = Path(tempfile.mkdtemp(prefix="citator-nobody-"))
     try:
         copy_from_repo(code, "build.sh", "run.sh", "scripts", "src")
+        for name in ("corpus", "queries"):
+            shutil.copy(small_stance_set[name], code / f"{name}.jsonl")
         subprocess.run(["chmod", "-R", "a-w,a+rX", str(code)], check=True)
-        os.chmod(code, 0o555)
         nobody = pwd.getpwnam("nobody")
-        queries = code / "queries.jsonl"
-        os.chmod(code, 0o755)
-        shutil.copy(small_stance_set["queries"], queries)
-        os.chmod(queries, 0o444)
-        os.chmod(code, 0o555)
-        work = Path(tempfile.mkdtemp(prefix="citator-nobody-"))
-        os.chmod(work, 0o777)
-        shutil.copytree(served_index, work / "index", ignore=shutil.ignore_patterns("service"))
-        subprocess.run(["chown", "-R", f"{nobody.pw_uid}:{nobody.pw_gid}", str(work)], check=True)
+        os.chmod(work, 0o755)
+        os.chown(work, nobody.pw_uid, nobody.pw_gid)
         # run.sh finds the environment it was installed with, `.venv` beside it, as the evaluator's user does: its
-        # interpreter must be one every user can run (the Makefile picks such a base, scripts/find_python.sh). The
-        # read-only copy of the code comes first on the path.
+        # interpreter must be one every user can run (the Makefile picks such a base, scripts/find_python.sh). This
+        # checkout's .venv may sit under a private home, so the copy gets its own: hard links where the file system
+        # allows (free; modes untouched), a copy otherwise. The index records the encoder's path, so it is built
+        # from that copy too. The read-only copy of the code comes first on the path.
         os.chmod(code, 0o755)
-        (code / ".venv").symlink_to(sys.prefix)
+        link_tree(Path(sys.prefix), code / ".venv")
         os.chmod(code, 0o555)
         env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(code / "src"), "HOME": "/nonexistent"}
-        out = work / "results.jsonl"
-        done = sh(code / "run.sh", "--index-dir", work / "index", "--queries", queries, "--output", out, "--top-k", "10",
-                  user="nobody", env=env, cwd=work)
+        done = sh(code / "build.sh", "--corpus", code / "corpus.jsonl", "--index-dir", work / "index",
+                  "--no-artifacts", user="nobody", env=env, cwd=work)
         assert "cannot be run by this user" not in done.stderr, (
             f"{sys.executable} cannot be run by nobody: rebuild .venv with make clean test (it picks a Python every "
             "user can run)")
         assert done.returncode == 0, done.stderr
+        out = work / "results.jsonl"
+        done = sh(code / "run.sh", "--index-dir", work / "index", "--queries", code / "queries.jsonl", "--output", out,
+                  "--top-k", "10", user="nobody", env=env, cwd=work)
+        assert done.returncode == 0, done.stderr
         check_output(out, small_stance_set, work / "index")
-        assert not any(code.rglob("__pycache__"))  # nothing was written into the code directory
+        # Nothing was written into the code directory (its .venv, made above, holds pip's own caches).
+        assert not [p for p in code.rglob("__pycache__") if p.relative_to(code).parts[0] != ".venv"]
     finally:
+        sh(sys.executable, "-m", "citator.cli.main", "stop", "--index-dir", work / "index")
+        shutil.rmtree(work, ignore_errors=True)
+        os.chmod(code, 0o755)
+        shutil.rmtree(code / ".venv", ignore_errors=True)  # first: its files are the checkout venv's own inodes
         subprocess.run(["chmod", "-R", "u+w", str(code)], check=False)
         shutil.rmtree(code, ignore_errors=True)
 

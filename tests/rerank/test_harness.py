@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from citator.cli.main import main
@@ -10,7 +15,7 @@ from citator.data import read_graded_qrels, read_results
 from citator.evaluate import ndcg, reward_between
 
 HERE = Path(__file__).parent
-POOL, QRELS, SCRIPTS = HERE / "fixtures" / "pool.jsonl", HERE / "fixtures" / "qrels.json", HERE / "strategies"
+POOL, QRELS = HERE / "fixtures" / "pool.jsonl", HERE / "fixtures" / "qrels.json"
 
 SUMMARY_KEYS = {"queries", "failed_queries", "ndcg@10", "reward", "weighted_tokens", "strategy_cpu_seconds"}
 
@@ -37,10 +42,11 @@ def test_bm25_through_the_cli(tiny_qwen3_causal_dir: Path, tmp_path: Path, pool)
     assert ledger["failure"] is None and ledger["weighted_tokens"] == 0 and "strategy_cpu_seconds" in ledger
 
 
-def test_failing_query_scores_zero_in_the_summary(tiny_qwen3_causal_dir: Path, tmp_path: Path) -> None:
+def test_failing_query_scores_zero_in_the_summary(tiny_qwen3_causal_dir: Path, tmp_path: Path,
+                                                   scripts_dir: Path) -> None:
     out = tmp_path / "run"
     argv = ["rerank", "--pool", str(POOL), "--qrels", str(QRELS), "--model", str(tiny_qwen3_causal_dir),
-            "--strategy-command", f"python {SCRIPTS / 'misbehave.py'} crash", "--out", str(out), "--limit", "2",
+            "--strategy-command", f"python {scripts_dir / 'misbehave.py'} crash", "--out", str(out), "--limit", "2",
             "--quiet"]
     assert main(argv) == 0
     summary = json.loads((out / "summary.json").read_text())
@@ -59,3 +65,66 @@ def test_bad_deployment_stops_before_loading(tmp_path: Path, capsys) -> None:  #
             "--deployment", str(deployment), "--out", str(tmp_path / "run")]
     assert main(argv) == 2
     assert "unknown key" in capsys.readouterr().err
+
+
+def test_pool_queries_the_qrels_do_not_judge_are_refused_before_loading(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    # Scored, they could only be nDCG 0 (no relevant document) and pull the mean down without a word.
+    qrels = json.loads(QRELS.read_text())
+    dropped = sorted(qrels)[0]
+    del qrels[dropped]
+    partial = tmp_path / "qrels.json"
+    partial.write_text(json.dumps(qrels))
+    argv = ["rerank", "--pool", str(POOL), "--qrels", str(partial), "--model", str(tmp_path / "no-model"),
+            "--strategy", "bm25", "--out", str(tmp_path / "run")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"JudgmentError: qrels.json: no judgments for 1 of the pool's 3 queries ('{dropped}')" in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_judgments_the_strategy_can_read_are_warned_about(tiny_qwen3_causal_dir: Path, tmp_path: Path,  # noqa: ANN001
+                                                          reachable_tmp: Path, capsys) -> None:  # noqa: ANN001
+    open_qrels = reachable_tmp / "qrels.json"
+    open_qrels.write_text(QRELS.read_text())
+    os.chmod(open_qrels, 0o644)
+    argv = ["rerank", "--pool", str(POOL), "--qrels", str(open_qrels), "--model", str(tiny_qwen3_causal_dir),
+            "--strategy", "bm25", "--out", str(tmp_path / "run"), "--limit", "1", "--quiet"]
+    assert main(argv) == 0
+    assert f"warning: {open_qrels} is readable by the strategy's user" in capsys.readouterr().err
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["judgments_readable_by_strategy"] is True
+    assert set(summary["protections"]) == {"separate_user", "network_namespace", "no_processes", "no_sockets"}
+    assert summary["protections"]["separate_user"] is (os.geteuid() == 0)
+    os.chmod(open_qrels, 0o600)
+    if os.geteuid() == 0:  # nobody cannot read a root file of mode 0600; a runner's own user always can
+        assert main([*argv[:-3], "--out", str(tmp_path / "run2"), "--limit", "1", "--quiet"]) == 0
+        assert "warning:" not in capsys.readouterr().err
+        summary = json.loads((tmp_path / "run2" / "summary.json").read_text())
+        assert summary["judgments_readable_by_strategy"] is False
+
+
+def test_sigterm_removes_the_runner_s_directories(tiny_qwen3_causal_dir: Path, tmp_path: Path, scripts_dir: Path,
+                                                  reachable_tmp: Path) -> None:
+    # A real runner process and a real signal, while a strategy (that never answers) holds its query.
+    env = {**os.environ, "TMPDIR": str(reachable_tmp)}
+    argv = [sys.executable, "-m", "citator.cli.main", "rerank", "--pool", str(POOL), "--qrels", str(QRELS),
+            "--model", str(tiny_qwen3_causal_dir), "--strategy-command",
+            f"python {scripts_dir / 'misbehave.py'} slow", "--out", str(tmp_path / "run"), "--quiet"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        # misbehave.py answers the first query at once and sleeps through the second (its TARGET).
+        while not list(reachable_tmp.glob("citator-strategy-*/q-*")) or not (tmp_path / "run" / "ledgers").is_dir() \
+                or not list((tmp_path / "run" / "ledgers").iterdir()):
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert list(reachable_tmp.glob("citator-strategy-*"))
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=60)
+        assert code == 128 + signal.SIGTERM, proc.stderr.read().decode() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert list(reachable_tmp.iterdir()) == []

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
 import pytest
 
+from citator.rerank.errors import RerankError
 from citator.rerank.runner import Runner
 
 TARGET = "47923"
@@ -57,11 +63,28 @@ def test_crash_reason_carries_exit_code_and_stderr(tiny_llm, pool, short_limits,
     assert "RuntimeError: strategy bug" in outcome.stderr_tail
 
 
-def test_a_command_that_cannot_start_fails_the_query_not_the_runner(tiny_llm, pool, short_limits, script) -> None:  # noqa: ANN001
-    runner = Runner(tiny_llm, ["/nonexistent/strategy"], short_limits)
-    outcome = runner.run_query(pool[0])
-    # Popen's own exec fails (runner_error), or, behind unshare/setpriv, their exec does (exit code 127).
-    assert outcome.failed and outcome.failure.kind in ("runner_error", "crash")
+def test_a_command_that_cannot_start_is_refused_before_the_first_query(tiny_llm, short_limits) -> None:  # noqa: ANN001
+    with pytest.raises(RerankError, match="cannot run as .*no program '/nonexistent/strategy'"):
+        Runner(tiny_llm, ["/nonexistent/strategy"], short_limits)
+    with pytest.raises(RerankError, match="no program 'no-such-strategy-program'"):
+        Runner(tiny_llm, "no-such-strategy-program --flag", short_limits)
+
+
+def test_a_strategy_its_user_cannot_read_is_refused_before_the_first_query(tiny_llm, short_limits,  # noqa: ANN001
+                                                                           scripts_dir: Path, reachable_tmp: Path) -> None:
+    # As root the strategy runs as nobody, who cannot enter a 0700 directory; as any user, a file of mode 000 is
+    # unreadable to its owner too.
+    private = Path(tempfile.mkdtemp(prefix="citator-test-private-"))
+    try:
+        shutil.copy(scripts_dir / "misbehave.py", private / "mine.py")
+        if os.geteuid() != 0:
+            os.chmod(private / "mine.py", 0)
+        work_root = reachable_tmp
+        with pytest.raises(RerankError, match=f"cannot read {private / 'mine.py'}"):
+            Runner(tiny_llm, f"python {private / 'mine.py'} none", short_limits, work_root=work_root)
+        assert list(work_root.iterdir()) == []  # the run's directory went with the refusal
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
 
 
 def test_without_the_process_filter_a_child_s_cpu_is_still_metered(tiny_llm, pool, short_limits, script,  # noqa: ANN001
@@ -70,8 +93,20 @@ def test_without_the_process_filter_a_child_s_cpu_is_still_metered(tiny_llm, poo
     # is counted and the query fails on CPU, as before the filter.
     import citator.rerank.runner as runner_module
 
-    monkeypatch.setattr(runner_module.no_processes, "available", lambda: False)
+    monkeypatch.setattr(runner_module.syscall_filter, "available", lambda: False)
     runner = Runner(tiny_llm, script("misbehave.py", "fork_cpu"), short_limits)
     assert runner.single_process is False
     outcome = runner.run_query(next(q for q in pool if q.query_id == TARGET))
     assert outcome.failure is not None and outcome.failure.kind == "cpu", outcome.failure
+
+
+def test_a_run_directory_its_user_cannot_reach_is_one_clear_error(tiny_llm, short_limits) -> None:  # noqa: ANN001
+    if os.geteuid() != 0:
+        pytest.skip("needs root: a runner's own user reaches its own private directory")
+    private = Path(tempfile.mkdtemp(prefix="citator-test-private-"))  # 0700: nobody cannot enter it
+    try:
+        with pytest.raises(RerankError, match="the run's directory must be reachable by that user"):
+            Runner(tiny_llm, "bm25", short_limits, work_root=private)
+        assert list(private.iterdir()) == []
+    finally:
+        shutil.rmtree(private, ignore_errors=True)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
-from citator.rerank.interpreter import BOOTSTRAP, PACKAGE_PARENT
+from citator.rerank.interpreter import BOOTSTRAP
 from citator.rerank.runner import Runner
+from citator.rerank.runtime import copy_sdk
 from citator.rerank.strategies import STRATEGIES
 
 
@@ -67,17 +69,18 @@ def test_count_is_exact_and_the_reservation_rule_is_enforced(probe, tiny_llm, po
 
 
 @pytest.mark.parametrize("name", sorted(STRATEGIES))
-def test_strategy_process_imports_no_heavy_module(name: str) -> None:
+def test_strategy_process_imports_no_heavy_module(name: str, tmp_path) -> None:  # noqa: ANN001
     """Start-up counts against the 1 CPU-second: a built-in strategy loads json and the SDK, not torch."""
+    copy_sdk(tmp_path / "code")
     code = BOOTSTRAP.split("from citator")[0] + (
         f"import importlib;from citator.rerank.strategies import STRATEGIES;importlib.import_module(STRATEGIES[{name!r}])\n"
         "import citator.rerank.strategy\n"
         "heavy=[m for m in ('torch','transformers','numpy','citator.data','citator.evaluate','dataclasses','typing')"
         " if m in sys.modules];print(heavy)"
     )
-    import sys
 
-    out = subprocess.run([sys.executable, "-S", "-c", code, PACKAGE_PARENT], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(tmp_path / "code")})
     assert out.stdout.strip() == "[]"
 
 
@@ -116,3 +119,55 @@ def test_a_runner_without_a_user_to_switch_to_says_so(tiny_llm, short_limits, sc
     runner = Runner(tiny_llm, script("probe.py"), short_limits)
     assert runner.user is None
     assert "strategies run as this runner's own user" in capsys.readouterr().err
+
+
+def test_a_strategy_reaches_no_socket_of_any_family(tiny_llm, pool, short_limits, script,  # noqa: ANN001
+                                                    reachable_tmp) -> None:  # noqa: ANN001
+    # A world-writable Unix socket is reachable from any network namespace: a strategy could make the server behind
+    # it work for it, unmetered. The syscall filter refuses socket() and socketpair() for every family.
+    import socket
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    path = reachable_tmp / "open.sock"
+    listener.bind(str(path))
+    os.chmod(path, 0o666)
+    listener.listen(1)
+    listener.setblocking(False)
+    judgments = reachable_tmp / "qrels.json"
+    judgments.write_text("{}")
+    os.chmod(judgments, 0o644)
+    runner = Runner(tiny_llm, script("reach_out.py", str(path), str(judgments)), short_limits)
+    try:
+        if not runner.single_process:
+            pytest.skip("no seccomp filter on this platform")
+        outcome = runner.run_query(pool[0])
+        assert runner.protections["no_sockets"] is True
+    finally:
+        runner.close()
+    assert outcome.failure is None, outcome
+    report = _report(outcome)
+    refused = "refused: PermissionError: [Errno 1] Operation not permitted"
+    assert report.pop("judgments") == "read"  # world-readable judgments are readable: the runner warns (test_harness)
+    assert report == dict.fromkeys(("unix_connect", "socketpair", "inet", "udp", "netlink"), refused)
+    with pytest.raises(BlockingIOError):
+        listener.accept()  # nobody ever connected
+    listener.close()
+
+
+def test_the_runtime_is_the_runner_s_own_and_goes_with_it(tiny_llm, pool, short_limits, reachable_tmp,  # noqa: ANN001
+                                                          monkeypatch) -> None:  # noqa: ANN001
+    # When no system interpreter is runnable by the strategy's user (a pyenv under /root, say), the runner's own is
+    # laid out in the run's directory; nothing of it outlives the runner.
+    import citator.rerank.interpreter as interpreter
+
+    monkeypatch.setattr(interpreter, "system_candidates", lambda: ["/nonexistent/python3"])
+    runner = Runner(tiny_llm, "bm25", short_limits, work_root=reachable_tmp)
+    root = runner.runtime.root
+    assert runner.python == str(root / "python" / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}")
+    assert (root / "code" / "citator" / "rerank" / "strategy.py").is_file()
+    assert not (root / "code" / "citator" / "data").exists()  # the SDK and strategies only
+    outcome = runner.run_query(pool[0])
+    assert outcome.failure is None, outcome
+    assert outcome.ids == tuple(c.id for c in pool[0].candidates[:10])
+    runner.close()
+    assert list(reachable_tmp.iterdir()) == []

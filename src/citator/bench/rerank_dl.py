@@ -14,6 +14,7 @@ from citator.data import ResultLine, ScoredDoc, read_graded_qrels, write_json_at
 from citator.data.atomic import output_dir
 from citator.data.hashing import sha256_file
 from citator.data.records import Qrels
+from citator.errors import JudgmentError
 from citator.evaluate import ndcg, reward_between
 from citator.rerank.outcome import QueryOutcome
 from citator.rerank.pool import PoolQuery, read_pool
@@ -86,19 +87,39 @@ def run_pool(
     summary["strategy_user"] = runner.user.name if runner.user else None
     summary["network_isolated"] = bool(runner.isolation)
     summary["single_process"] = runner.single_process
+    summary["protections"] = runner.protections
     summary["device"] = str(getattr(runner.backend, "device", "unknown"))
     summary["peak_device_memory_gib"] = _peak_device_memory_gib()
     summary["limits"] = runner.limits.to_json()
     return summary
 
 
+def read_inputs(pool: str | Path, qrels_path: str | Path, limit: int | None = None) -> tuple[list[PoolQuery], Qrels]:
+    """Read the pool and its qrels, before any model is loaded. A pool query the qrels do not judge is refused:
+    it could only score nDCG 0 (no relevant document) and pull the mean down without saying why."""
+    queries = list(read_pool(pool, limit))
+    qrels = read_graded_qrels(qrels_path)
+    missing = [q.query_id for q in queries if q.query_id not in qrels]
+    if missing:
+        shown = ", ".join(repr(m) for m in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise JudgmentError(qrels_path, None, f"no judgments for {len(missing)} of the pool's {len(queries)} queries "
+                            f"({shown}): they would score nDCG 0; give the qrels this pool was made from")
+    return queries, qrels
+
+
 def run_dl(
     pool: str | Path, qrels_path: str | Path, runner: Runner, out_dir: str | Path, limit: int | None = None,
-    progress: bool = True,
+    progress: bool = True, inputs: tuple[list[PoolQuery], Qrels] | None = None,
 ) -> dict[str, Any]:
-    """The `citator rerank` harness: reads pool and qrels, runs, writes RUN_DIR/summary.json and returns it."""
-    queries = read_pool(pool, limit)
-    qrels = read_graded_qrels(qrels_path)
+    """The `citator rerank` harness: reads pool and qrels (unless given, as read by read_inputs), runs, writes
+    RUN_DIR/summary.json and returns it."""
+    queries, qrels = inputs or read_inputs(pool, qrels_path, limit)
+    judgments_readable = runner.can_read(qrels_path)
+    if judgments_readable:
+        who = runner.user.name if runner.user else "this runner's own user"
+        print(f"citator rerank: warning: {qrels_path} is readable by the strategy's user ({who}): a strategy could "
+              "read the judgments; make the file unreadable to that user (chmod o-r, or a private directory)",
+              file=sys.stderr)
 
     def report(o: QueryOutcome) -> None:
         status = f"FAILED {o.failure.kind}: {o.failure.reason}" if o.failure else "ok"
@@ -112,6 +133,7 @@ def run_dl(
     summary["pool"] = str(pool)
     summary["pool_sha256"] = sha256_file(pool)
     summary["qrels"] = str(qrels_path)
+    summary["judgments_readable_by_strategy"] = judgments_readable
     summary["limit"] = limit
     write_json_atomic(Path(out_dir) / "summary.json", summary)
     return summary

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,10 +30,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_rerank(args: argparse.Namespace) -> int:
-    from citator.bench.rerank_dl import run_dl
+    from citator.bench.rerank_dl import read_inputs, run_dl
     from citator.rerank.deployment import load_deployment
     from citator.rerank.limits import Limits
     from citator.rerank.runner import Runner
+    from citator.rerank.runtime import exit_on_signal
 
     from citator.errors import ConfigError
     from citator.rerank.strategies import STRATEGIES
@@ -47,8 +49,16 @@ def run_rerank(args: argparse.Namespace) -> int:
     deployment = load_deployment(args.deployment)
     limits = Limits(cpu_seconds=args.cpu_seconds, response_timeout_s=args.response_timeout)
     strategy = args.strategy or args.strategy_command
-    runner = Runner.load(args.model, deployment, strategy, limits, python=args.strategy_python)
-    summary = run_dl(args.pool, args.qrels, runner, args.out, args.limit, progress=not args.quiet)
+    inputs = read_inputs(args.pool, args.qrels, args.limit)
+    # Stopped by a signal, the runner kills its strategy and removes its directories before it exits.
+    previous = {sig: signal.signal(sig, exit_on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        with Runner.load(args.model, deployment, strategy, limits, python=args.strategy_python) as runner:
+            summary = run_dl(args.pool, args.qrels, runner, args.out, args.limit, progress=not args.quiet,
+                             inputs=inputs)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     keys = ("queries", "failed_queries", "ndcg@10", "reward", "weighted_tokens", "strategy_cpu_seconds")
     print(json.dumps({k: summary[k] for k in keys}, indent=2))
     return 0

@@ -14,8 +14,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--index-dir", required=True, type=Path, help="directory to build the index in (the only place written)")
     b.add_argument("--model", type=Path, help="local encoder directory (default: the bundled MiniLM)")
     b.add_argument("--config", type=Path, help="retrieval config JSON (default: the tuned defaults)")
-    b.add_argument("--artifacts", type=Path, help="trained artifacts (default: artifacts/ at the project root, if any)")
-    b.add_argument("--no-artifacts", action="store_true", help="ignore artifacts/ even if it exists")
+    b.add_argument("--artifacts", type=Path, help="trained artifacts directory (default: $CITATOR_ARTIFACTS if set; "
+                   "./build.sh sets it to artifacts/ beside itself when that holds a manifest; else none)")
+    b.add_argument("--no-artifacts", action="store_true", help="build without artifacts, whatever $CITATOR_ARTIFACTS says")
     b.add_argument("--no-serve", action="store_true", help="do not start the search server")
     b.set_defaults(func=run_build)
 

@@ -1,7 +1,9 @@
-"""Which Python a strategy runs under, and the light bootstrap that starts a built-in strategy.
+"""Which Python a strategy runs under, the environment it gets, and the light bootstrap of a built-in strategy.
 
-As root, strategies run as `nobody`, who may not be able to run the runner's own interpreter (a pyenv
-under /root, say). We probe candidates once, as that user, and use the first that can import the SDK.
+As root, strategies run as `nobody`, who may not be able to run the runner's own interpreter (a pyenv or a venv
+under a private home, say). We probe candidates once per run, as that user and under the syscall filter, and use
+the first that imports the SDK from the run's own directory (runtime.py); when none does, the runner's interpreter
+is laid out inside that directory and used instead.
 """
 
 from __future__ import annotations
@@ -10,33 +12,25 @@ import os
 import shutil
 import subprocess
 import sys
-from functools import cache
 from pathlib import Path
 
-from citator.rerank import no_processes
+from citator.rerank import syscall_filter
 from citator.rerank.errors import RerankError
+from citator.rerank.runtime import StrategyRuntime
 from citator.rerank.sandbox import SandboxUser
 
-# The directory that holds the `citator` package; strategies get it as PYTHONPATH.
-PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
-
-# Registers `citator` as a bare package (its __init__, which loads the data and metric layers, is skipped)
-# so that a built-in strategy pays only for the interpreter, json and the SDK: see docs/protocol.md.
-BOOTSTRAP = (
-    "import sys,types\n"
-    "m=types.ModuleType('citator');m.__path__=[sys.argv[1]+'/citator'];sys.modules['citator']=m\n"
-    "from citator.rerank.strategies.__main__ import main\n"
-    "sys.exit(main(sys.argv[2:]))\n"
-)
+# Starts a built-in strategy with nothing but the interpreter, json and the SDK: see docs/protocol.md.
+BOOTSTRAP = "import sys\nfrom citator.rerank.strategies.__main__ import main\nsys.exit(main(sys.argv[1:]))\n"
+_PROBE = "import citator.rerank.strategy\n"
 
 
-def strategy_env(work_dir: Path, python: str) -> dict[str, str]:
+def strategy_env(work_dir: Path, python: str, code: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The whole environment of a strategy process: nothing inherited, no GPU visible."""
     return {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": str(work_dir),
         "TMPDIR": str(work_dir),
-        "PYTHONPATH": PACKAGE_PARENT,
+        "PYTHONPATH": str(code),
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
         "PYTHONHASHSEED": "0",
@@ -48,43 +42,67 @@ def strategy_env(work_dir: Path, python: str) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "HF_HUB_OFFLINE": "1",
         "CITATOR_STRATEGY_PYTHON": python,
+        **(extra or {}),
     }
 
 
 def builtin_argv(name: str, python: str) -> list[str]:
     """Command line of a built-in strategy (`citator rerank-strategy NAME` without the CLI's imports)."""
-    return [python, "-S", "-c", BOOTSTRAP, PACKAGE_PARENT, name]
+    return [python, "-S", "-c", BOOTSTRAP, name]
 
 
-@cache
-def strategy_python(user: SandboxUser | None, preferred: str | None = None) -> str:
-    """The first interpreter that `user` can run and that imports citator.rerank.strategy."""
-    candidates = [preferred] if preferred else [sys.executable, "/usr/bin/python3", shutil.which("python3")]
-    tried = []
-    for py in dict.fromkeys(c for c in candidates if c):
-        probe = [py, "-S", "-c", BOOTSTRAP.split("from")[0] + "import citator.rerank.strategy\n", PACKAGE_PARENT]
-        try:
-            done = subprocess.run(
-                probe,
-                env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
-                cwd="/",
-                user=user.uid if user else None,
-                group=user.gid if user else None,
-                extra_groups=[] if user else None,
-                capture_output=True,
-                timeout=30,
-                # As a strategy runs: an interpreter that is a wrapper starting another process fails here, not in
-                # every query.
-                preexec_fn=no_processes.apply if no_processes.available() else None,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            tried.append(f"{py}: {exc}")
-            continue
-        if done.returncode == 0:
-            return py
-        tried.append(f"{py}: {done.stderr.decode(errors='replace').strip().splitlines()[-1:]}")
+def system_candidates() -> list[str]:
+    """Interpreters tried before a private copy is made: the runner's own, then the system's."""
+    return [c for c in (sys.executable, "/usr/bin/python3", shutil.which("python3")) if c]
+
+
+def run_as(user: SandboxUser | None, argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    """Run a short check as `user` (or ourselves), in `/`, under the syscall filter, as a strategy would run."""
+    return subprocess.run(
+        argv,
+        env=env,
+        cwd="/",
+        user=user.uid if user else None,
+        group=user.gid if user else None,
+        extra_groups=[] if user else None,
+        capture_output=True,
+        timeout=30,
+        # An interpreter that is a wrapper starting another process fails here, not in every query.
+        preexec_fn=syscall_filter.apply if syscall_filter.available() else None,
+    )
+
+
+def strategy_python(
+    user: SandboxUser | None, runtime: StrategyRuntime, preferred: str | None = None
+) -> tuple[str, dict[str, str]]:
+    """The first interpreter that `user` can run and that imports the SDK from `runtime`, with the environment it
+    needs. Without `preferred`, a private copy of the runner's interpreter is the last resort."""
+    tried: list[str] = []
+    for py in dict.fromkeys([preferred] if preferred else system_candidates()):
+        if _probe(user, runtime, py, {}, tried):
+            return py, {}
+    if preferred is None:
+        py, extra = runtime.private_python()
+        if _probe(user, runtime, py, extra, tried):
+            return py, extra
     who = user.name if user else f"uid {os.geteuid()}"
     raise RerankError(
-        f"no Python interpreter that {who} can run imports citator from {PACKAGE_PARENT} ({'; '.join(tried)}); "
-        "make the interpreter and the code world-readable, or pass --strategy-python"
+        f"no Python interpreter that {who} can run imports the strategy SDK from {runtime.code} "
+        f"({'; '.join(tried)}); the run's directory must be reachable by that user (every directory above it "
+        "searchable by others: set TMPDIR to one that is, such as /tmp), or pass --strategy-python with an "
+        "interpreter that user can run"
     )
+
+
+def _probe(user: SandboxUser | None, runtime: StrategyRuntime, py: str, extra: dict[str, str],
+           tried: list[str]) -> bool:
+    env = {"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(runtime.code), **extra}
+    try:
+        done = run_as(user, [py, "-S", "-c", _PROBE], env)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        tried.append(f"{py}: {exc}")
+        return False
+    if done.returncode == 0:
+        return True
+    tried.append(f"{py}: {done.stderr.decode(errors='replace').strip().splitlines()[-1:]}")
+    return False

@@ -7,16 +7,17 @@ import os
 import shlex
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from types import TracebackType
+from typing import cast
 
 from citator.models.llm import LLMBackend
-from citator.rerank import no_processes
+from citator.rerank import syscall_filter
 from citator.rerank.deployment import Deployment
 from citator.rerank.errors import RerankError
-from citator.rerank.interpreter import builtin_argv, strategy_env, strategy_python
+from citator.rerank.interpreter import builtin_argv, run_as, strategy_env, strategy_python
 from citator.rerank.ledger import Refused, TokenLedger
 from citator.rerank.limits import Limits
 from citator.rerank.outcome import Failure, QueryOutcome
@@ -34,6 +35,7 @@ from citator.rerank.protocol import (
     query_message,
     refused_reply,
 )
+from citator.rerank.runtime import StrategyRuntime
 from citator.rerank.sandbox import SandboxUser, StrategyProcess, network_isolation, sandbox_user
 from citator.rerank.strategies import STRATEGIES
 
@@ -64,16 +66,46 @@ class Runner:
             print("citator rerank: not root, so strategies run as this runner's own user: one could signal the "
                   "runner or edit its files (run as root to run them as an unprivileged user of their own)",
                   file=sys.stderr)
-        # Whether strategies run under the process filter (the interpreter probe below does too).
-        self.single_process = no_processes.available()
-        self.python = strategy_python(self.user, python)
-        # Best effort: no network for strategies when the host allows a network namespace (root only).
-        self.isolation = network_isolation(self.user) if isolate_network else []
-        self.argv: list[str] = []
-        self.use(strategy)
-        self.work_root = Path(work_root) if work_root else None
+        # Whether strategies run under the syscall filter (no processes, no sockets; the interpreter probe does too).
+        self.single_process = syscall_filter.available()
+        # The strategy's runtime, reachable by its user wherever the runner is installed (see runtime.py).
+        self.runtime = StrategyRuntime(self.user, work_root)
+        try:
+            self.python, self.python_env = strategy_python(self.user, self.runtime, python)
+            # Best effort: no network for strategies when the host allows a network namespace (root only).
+            self.isolation = network_isolation(self.user) if isolate_network else []
+            self.argv: list[str] = []
+            self.use(strategy)
+        except BaseException:
+            self.runtime.close()
+            raise
         self.load_seconds: float | None = None
         self.warm_up_seconds: float | None = None
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Remove the run's directory (SDK copy, interpreter copy, work dirs); the runner runs no query after it."""
+        self.runtime.close()
+
+    @property
+    def protections(self) -> dict[str, bool]:
+        """Which of the sandbox's protections hold on this host (summary.json records them)."""
+        return {
+            "separate_user": self.user is not None,
+            "network_namespace": bool(self.isolation),
+            "no_processes": self.single_process,
+            "no_sockets": self.single_process,
+        }
+
+    def can_read(self, path: str | Path) -> bool:
+        """Whether the strategy's user can read `path` (the judgments, say)."""
+        done = run_as(self.user, [self.python, "-S", "-c", _READABLE, str(Path(path).absolute())], dict(self.python_env))
+        return done.returncode == 0
 
     def use(self, strategy: str | Sequence[str]) -> None:
         """Switch the strategy (built-in name or command line) for the following queries; the model stays loaded."""
@@ -89,38 +121,53 @@ class Runner:
         if argv[0] in ("python", "python3"):
             argv[0] = self.python
         # The strategy runs in its own work dir: paths given relative to ours must still find their files.
-        return [os.path.abspath(a) if not a.startswith("-") and Path(a).exists() else a for a in argv]
+        argv = [os.path.abspath(a) if not a.startswith("-") and Path(a).exists() else a for a in argv]
+        self._check_command(argv)
+        return argv
+
+    def _check_command(self, argv: list[str]) -> None:
+        """Before the first query: the strategy's user can run its program and read the files it names."""
+        files = [a for a in argv[1:] if os.path.isabs(a) and os.path.exists(a)]
+        done = run_as(self.user, [self.python, "-S", "-c", _COMMAND_CHECK, argv[0], *files],
+                      {"PATH": strategy_env(Path("/"), self.python, self.runtime.code)["PATH"], **self.python_env})
+        problems = [ln for ln in done.stdout.decode(errors="replace").splitlines() if ln]
+        if done.returncode != 0 or problems:
+            who = self.user.name if self.user else f"uid {os.geteuid()}"
+            detail = "; ".join(problems) or done.stderr.decode(errors="replace").strip()[-300:]
+            raise RerankError(
+                f"strategy command {shlex.join(argv)!r} cannot run as {who}: {detail} (the strategy's program and "
+                "files must be readable by that user, with every directory above them searchable, e.g. under /tmp)"
+            )
 
     @classmethod
     def load(
         cls, model_dir: str | Path, deployment: Deployment, strategy: str | Sequence[str], limits: Limits | None = None,
         **kwargs: object,
     ) -> Runner:
-        """Load the model from a local directory and warm it up, timing both against the limits."""
+        """Load the model from a local directory and warm it up, timing both against the limits. The sandbox and
+        the strategy are set up and checked first: a strategy that cannot run costs no model load."""
         from citator.models.transformers_llm import TransformersLLM
 
         limits = limits or Limits()
-        _cap_device_memory(limits.device_memory_gib)
-        t0 = time.monotonic()
-        backend = TransformersLLM(model_dir, attention=deployment.attention, cpu_threads=deployment.cpu_threads)
-        load_s = time.monotonic() - t0
-        if load_s > limits.model_load_s:
-            raise RerankError(f"model load took {load_s:.0f} s, limit {limits.model_load_s:.0f} s")
-        t0 = time.monotonic()
-        backend.warm_up()
-        warm_s = time.monotonic() - t0
-        if warm_s > limits.warm_up_s:
-            raise RerankError(f"warm-up took {warm_s:.0f} s, limit {limits.warm_up_s:.0f} s")
-        runner = cls(backend, strategy, limits, **kwargs)  # type: ignore[arg-type]
+        runner = cls(cast(LLMBackend, None), strategy, limits, **kwargs)  # type: ignore[arg-type]
+        try:
+            _cap_device_memory(limits.device_memory_gib)
+            t0 = time.monotonic()
+            backend = TransformersLLM(model_dir, attention=deployment.attention, cpu_threads=deployment.cpu_threads)
+            load_s = time.monotonic() - t0
+            if load_s > limits.model_load_s:
+                raise RerankError(f"model load took {load_s:.0f} s, limit {limits.model_load_s:.0f} s")
+            t0 = time.monotonic()
+            backend.warm_up()
+            warm_s = time.monotonic() - t0
+            if warm_s > limits.warm_up_s:
+                raise RerankError(f"warm-up took {warm_s:.0f} s, limit {limits.warm_up_s:.0f} s")
+        except BaseException:
+            runner.close()
+            raise
+        runner.backend = backend
         runner.load_seconds, runner.warm_up_seconds = load_s, warm_s
         return runner
-
-    def _work_dir(self) -> Path:
-        work = Path(tempfile.mkdtemp(prefix="citator-strategy-", dir=self.work_root))
-        if self.user:
-            os.chown(work, self.user.uid, self.user.gid)
-        os.chmod(work, 0o700)
-        return work
 
     def run_query(self, query: PoolQuery) -> QueryOutcome:
         """One query in a fresh strategy process; never raises for anything the strategy does."""
@@ -133,14 +180,14 @@ class Runner:
         ids: tuple[str, ...] = ()
         failure: Failure | None = None
         notes: list[str] = []
-        work = self._work_dir()
-        err_fd, err_name = tempfile.mkstemp(prefix="citator-strategy-stderr-")
-        os.close(err_fd)
+        work = self.runtime.work_dir()
+        err_name = self.runtime.stderr_file()
         proc: StrategyProcess | None = None
         try:
-            env = strategy_env(work, self.python)
-            proc = StrategyProcess(self.argv, env, work, Path(err_name), limits, self.user, self.isolation,
+            env = strategy_env(work, self.python, self.runtime.code, self.python_env)
+            proc = StrategyProcess(self.argv, env, work, err_name, limits, self.user, self.isolation,
                                    single_process=self.single_process)
+            self.runtime.process = proc
             proc.send(encode(query_message(query, limits)))
             pool_ids = query.ids()
             requests = 0
@@ -200,6 +247,7 @@ class Runner:
                 if failure is not None and proc.returncode is None:
                     proc.notify(encode(error_reply(failure.kind, failure.reason)))
                 proc.close()
+                self.runtime.process = None
                 if proc.cpu > limits.cpu_seconds and (failure is None or failure.kind != "cpu"):
                     failure = Failure("cpu", f"strategy used {proc.cpu:.2f} CPU s, limit {limits.cpu_seconds} s")
             shutil.rmtree(work, ignore_errors=True)
@@ -221,7 +269,30 @@ class Runner:
         )
 
 
-def _tail(path: str) -> str:
+# Run as the strategy's user with its program and the files its command line names (that exist for the runner):
+# prints one line per thing that user cannot do.
+_COMMAND_CHECK = """import os, sys
+def which(p):
+    if "/" in p:
+        return p
+    for d in os.environ["PATH"].split(":"):
+        if os.path.isfile(os.path.join(d, p)):
+            return os.path.join(d, p)
+prog = which(sys.argv[1])
+if prog is None or not os.path.isfile(prog):
+    print("no program " + repr(sys.argv[1]))
+elif not os.access(prog, os.X_OK):
+    print("cannot run " + prog)
+for a in sys.argv[2:]:
+    if a.startswith("/") and not os.access(a, os.R_OK):
+        print("cannot read " + a)
+"""
+
+
+_READABLE = "import os, sys\nsys.exit(0 if os.access(sys.argv[1], os.R_OK) else 1)\n"
+
+
+def _tail(path: str | Path) -> str:
     try:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)

@@ -1,7 +1,7 @@
 """One strategy process: unprivileged, no GPU, own work dir, JSONL pipes with deadlines, CPU metering.
 
 CPU is the strategy's whole CPU time (interpreter start-up included): its utime+stime (threads included) read from
-/proc while the runner waits, and the exit rusage from wait4. Where no_processes.available(), the strategy can start
+/proc while the runner waits, and the exit rusage from wait4. Where syscall_filter.available(), the strategy can start
 no other process (which could leave its session, or be reaped by no one who counts its time), so those counters hold
 all of it; elsewhere the live members of its session are scanned as well (a child that leaves it is not seen).
 RLIMIT_CPU is a backstop.
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from citator.rerank import no_processes
+from citator.rerank import syscall_filter
 from citator.rerank.limits import Limits
 from citator.rerank.protocol import ProtocolViolation
 
@@ -116,7 +116,7 @@ def _confine(cpu_seconds: float, dropped: bool, single_process: bool) -> None:
     """In the child, before exec: rlimits, then the filter against new processes."""
     _rlimits(cpu_seconds, dropped)
     if single_process:
-        no_processes.apply()
+        syscall_filter.apply()
 
 
 class StrategyProcess:
@@ -134,7 +134,7 @@ class StrategyProcess:
         single_process: bool = False,
     ) -> None:
         """`prefix` (from network_isolation) switches to `user` itself; otherwise Popen does. `single_process`
-        installs no_processes' filter (check no_processes.available() first)."""
+        installs the syscall filter (check syscall_filter.available() first)."""
         self.limits = limits
         self.cpu = 0.0
         self._buffer = b""

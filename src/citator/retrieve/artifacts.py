@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,8 @@ from typing import Any
 from citator.errors import IndexDirError
 
 FORMAT = "citator-artifacts/1"
+# Where a build finds artifacts it was not given with --artifacts (build.sh sets it to artifacts/ beside itself).
+ENV_VAR = "CITATOR_ARTIFACTS"
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,10 @@ def read_artifacts(root: str | Path, allow_incomplete: bool = False) -> Artifact
 
 
 def default_artifacts() -> Path | None:
-    """`artifacts/` at the project root, if `citator train` has put one there."""
-    candidate = Path(__file__).resolve().parents[3] / "artifacts"
-    return candidate if (candidate / "manifest.json").is_file() else None
+    """The artifacts a build uses when not given --artifacts: $CITATOR_ARTIFACTS when set and not empty, else none.
+
+    The one rule (docs/stance.md): `--artifacts DIR`, else $CITATOR_ARTIFACTS, else no artifacts. The package never
+    looks for a source tree; build.sh, which lives in one, sets the variable to `artifacts/` beside itself when that
+    holds a manifest and the variable is unset."""
+    value = os.environ.get(ENV_VAR, "")
+    return Path(value) if value else None

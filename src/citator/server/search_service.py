@@ -67,7 +67,9 @@ def serve(index_dir: str | Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         server = Server(path, Handler)
-    os.chmod(directory / "search.sock", 0o666)
+    # Owner only: build.sh and run.sh run as one user, and no one else (a strategy sandbox's user included) may make
+    # this server work for them.
+    os.chmod(directory / "search.sock", 0o600)
     for lexical in (searcher.lexical_doc, searcher.lexical_passage, searcher.lexical_expanded):
         if lexical is not None:
             lexical.use_numba()

@@ -1,4 +1,4 @@
-"""A seccomp filter under which a process may start threads but no other process.
+"""A seccomp filter under which a process may start threads but no other process, and open no socket.
 
 A strategy's CPU is metered from its own counters (/proc and wait4). A child process escapes them: one that leaves
 the session (setsid) and is reaped by init, or one the kernel reaps itself because SIGCHLD is ignored, never adds its
@@ -6,6 +6,11 @@ time to the strategy's. So the strategy may not make one: fork and vfork fail wi
 a thread (CLONE_THREAD), and clone3, whose flags a filter cannot read, fails with ENOSYS (glibc then falls back to
 clone). EPERM rather than EAGAIN, since shells retry a fork that failed with EAGAIN. A foreign calling convention
 (i386 on x86_64, x32) is refused whole. Linux on x86_64 and aarch64 only; elsewhere `available()` is False.
+
+A strategy talks to the runner over the pipes it was started with, and to nothing else: socket() and socketpair()
+fail with EPERM for every address family (a Unix socket on the host, such as a search server's, included; a network
+namespace alone leaves those reachable), and so does io_uring_setup, whose requests can open sockets without a
+system call the filter sees.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ _ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}  # AUDIT_ARCH_*
 _PROCESS_CALLS = {"x86_64": (57, 58), "aarch64": ()}  # fork, vfork (aarch64 has neither)
 _CLONE = {"x86_64": 56, "aarch64": 220}
 _CLONE3 = 435
+_SOCKET_CALLS = {"x86_64": (41, 53), "aarch64": (198, 199)}  # socket, socketpair
+_IO_URING_SETUP = 425
 _X32_BIT = 0x40000000
 _CLONE_THREAD = 0x00010000
 
@@ -40,7 +47,7 @@ def _program(machine: str) -> bytes:
     ]
     if machine == "x86_64":
         steps.append((_JGE, _X32_BIT, "deny", None))       # the x32 convention
-    steps += [(_JEQ, nr, "deny", None) for nr in _PROCESS_CALLS[machine]]
+    steps += [(_JEQ, nr, "deny", None) for nr in (*_PROCESS_CALLS[machine], *_SOCKET_CALLS[machine], _IO_URING_SETUP)]
     steps += [
         (_JEQ, _CLONE3, "enosys", None),
         (_JEQ, _CLONE[machine], None, "allow"),
