@@ -53,6 +53,10 @@ class ConfigError(CitatorError):
     """A configuration or deployment file is invalid."""
 
 
+class PropositionError(CitatorError):
+    """A proposition asked directly (command line, web page, Python) is empty, too long or asked wrongly."""
+
+
 class PoolError(DataError):
     """A statute run's pool.jsonl is malformed or its hashes do not match its texts."""
 
