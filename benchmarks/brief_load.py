@@ -1,6 +1,6 @@
 """Brief latency: a cold `citator brief`, and the warm `citator ui` server under a real load generator (locust).
 
-    .venv/bin/python -m pip install -c requirements/constraints.txt 'locust'    # once (the `load` extra)
+    .venv/bin/python -m pip install -c requirements/constraints.txt -e '.[load]'   # once: locust
     .venv/bin/python benchmarks/brief_load.py --index-dir IDX [--queries QUERIES] [--users 8] [--duration 300]
 
 IDX is an index built by `citator build` (with `--artifacts` for the trained one). Propositions are the `dev`

@@ -59,7 +59,7 @@ def test_hostile_titles_texts_and_queries_are_shown_as_text(client: TestClient) 
     assert "&lt;script&gt;alert(&#39;q&#39;)&lt;/script&gt;" in html
     doc = client.get("/document?" + urlencode({"id": HOSTILE_ID, "p": 0, "q": query}))
     assert doc.status_code == 200
-    assert "<script" not in doc.text and "<img" not in doc.text and "&lt;img src=x onerror=alert(1)&gt;" in doc.text
+    assert "<script" not in doc.text and "<img" not in doc.text and "&lt;img src=x onerror=" in doc.text
     assert 'id="evidence"' in doc.text and '<strong class="term">contract</strong>' in doc.text
 
 
