@@ -20,6 +20,7 @@ import numpy as np
 from citator.brief.evidence import Span, matched_terms, passage_spans, term_keys
 from citator.brief.label import document_label
 from citator.brief.records import Brief, Evidence, Hit, MemoryReason, SignalScore
+from citator.data.citations import CitationResolver, base_doc_id, parse_citation
 from citator.data.records import STANCES, Document, Query
 from citator.errors import PropositionError
 from citator.retrieve.documents import CorpusDocuments, DocumentStore, has_documents
@@ -55,6 +56,10 @@ class StanceIndex:
         self._stop = frozenset(tokenizer.stopwords or ())
         self._stem = tokenizer.stemmer
         self._lower = bool(tokenizer.lower)
+        self._resolver: CitationResolver | None = None
+        # An index of statute sections (most doc ids are NRS or D.C. Code citations as printed, "NRS 432B.220"): a
+        # page then shows one column of sections, stance aside.
+        self.statutes = sum(_is_citation(d) for d in searcher.doc_ids) * 2 > len(searcher.doc_ids)
 
     @classmethod
     def open(cls, index_dir: str | Path, corpus: str | Path | None = None, cold: bool = False) -> StanceIndex:
@@ -73,6 +78,13 @@ class StanceIndex:
         if sha256_file(Path(corpus)) != searcher.manifest.corpus_sha256:
             raise IndexDirError(f"{corpus}: not the corpus {index_dir} was built from (sha256 differs)")
         return cls(searcher, CorpusDocuments(Path(corpus), searcher.doc_ids))
+
+    def cited(self, text: str) -> tuple[str, ...]:
+        """The sections of this index that `text` cites exactly (`NRS 432B.220`, `D.C. Code § 16-2301`; every
+        printed version), found by parsing alone; () when `text` is no citation or cites nothing here."""
+        if self._resolver is None:
+            self._resolver = CitationResolver(self.searcher.doc_ids)
+        return self._resolver.resolve(text).doc_ids
 
     @property
     def trained(self) -> bool:
@@ -201,6 +213,11 @@ class StanceIndex:
 
     def _keys(self, text: str) -> set[str]:
         return term_keys(text, self._key)
+
+
+def _is_citation(doc_id: str) -> bool:
+    citation = parse_citation(base_doc_id(doc_id))
+    return citation is not None and citation.doc_id.upper() == base_doc_id(doc_id).upper()
 
 
 def _check(text: str, k: int) -> str:

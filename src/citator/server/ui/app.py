@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -55,7 +55,7 @@ def create_app(index_dir: str | Path, corpus: str | Path | None = None, k: int =
     app.state.index = index
 
     def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
-        html = _templates.get_template(template).render(trained=index.trained, **context)
+        html = _templates.get_template(template).render(trained=index.trained, statutes=index.statutes, **context)
         return HTMLResponse(html, status_code=status)
 
     async def run(function: Any, *args: Any) -> Any:
@@ -83,14 +83,22 @@ def create_app(index_dir: str | Path, corpus: str | Path | None = None, k: int =
     @app.get("/", response_class=HTMLResponse)
     async def home(q: str = "", k: int = k) -> Response:
         if not q.strip():
-            return page("brief.html", q="", brief=None, error=None, k=k)
+            return page("brief.html", q="", columns=None, error=None, k=k)
+        cited = index.cited(q)
+        if cited:  # an exact citation: straight to the section, no search
+            return RedirectResponse("/document?" + urlencode({"id": cited[0], "p": 0, "q": q}), status_code=303)
+        k = min(max(k, 1), MAX_K)
         try:
-            brief = await run(index.brief, q, min(max(k, 1), MAX_K))
+            if index.statutes:
+                hits = await run(index.search, q, "all", k)
+                columns = [("all", "Sections", [_card(hit, q, "all") for hit in hits])]
+            else:
+                brief = await run(index.brief, q, k)
+                columns = [(stance, title, [_card(hit, q, stance) for hit in brief.column(stance)])
+                           for stance, title in (("supported", "Supporting authority"), ("refuted", "Refuting authority"))]
         except PropositionError as exc:
-            return page("brief.html", 400, q=q, brief=None, error=str(exc), k=k)
-        columns = [(stance, [_card(hit, q, stance) for hit in brief.column(stance)])
-                   for stance in ("supported", "refuted")]
-        return page("brief.html", q=q, brief=brief, columns=columns, error=None, k=k)
+            return page("brief.html", 400, q=q, columns=None, error=str(exc), k=k)
+        return page("brief.html", q=q, proposition=" ".join(q.split()), columns=columns, error=None, k=k)
 
     @app.get("/document", response_class=HTMLResponse)
     async def document(id: str, p: int = 0, q: str = "", stance: str = "") -> Response:  # noqa: A002
