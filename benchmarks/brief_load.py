@@ -110,6 +110,7 @@ def main() -> None:
     if not texts:
         raise SystemExit(f"{args.queries}: no `dev` queries")
     random.Random(0).shuffle(texts)
+    load_at_start = [round(x, 2) for x in os.getloadavg()]
     cold = cold_briefs(args.index_dir, texts, args.cold_runs)
     with tempfile.TemporaryDirectory(prefix="brief-load-") as work:
         warm = load(args.index_dir, texts, args.users, args.duration, args.wait, Path(work))
@@ -119,7 +120,7 @@ def main() -> None:
         "trained": manifest.get("artifacts") is not None, "n_docs": manifest["n_docs"],
         "n_passages": manifest["n_passages"], "propositions": len(texts), "users": args.users, "wait_s": args.wait,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
-        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+        "load_average_at_start": load_at_start, "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "cold_brief_s": [round(s, 2) for s in cold], "warm": warm,
         "targets": {"p50_ms": 150, "p95_ms": 400, "cold_brief_s": 5, "errors": 0},
     }
@@ -128,6 +129,7 @@ def main() -> None:
     print(f"{'requests (errors)':<34}{warm['requests']} ({warm['errors']}), {warm['requests_per_s']} /s")
     print(f"{'warm brief p50 / p95 / p99 ms':<34}{warm['p50_ms']} / {warm['p95_ms']} / {warm['p99_ms']}")
     print(f"{'cold citator brief s':<34}{', '.join(f'{s:.2f}' for s in cold)}")
+    print(f"{'load average start / end':<34}{report['load_average_at_start']} / {report['load_average_at_end']}")
     write_json_atomic(args.out, report)
 
 

@@ -169,3 +169,12 @@ def test_public_names_load_on_first_use_and_import_citator_stays_light() -> None
         citator.NoSuchName  # noqa: B018
     code = "import sys, citator; print(','.join(m for m in ('numpy', 'torch', 'citator.brief') if m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip() == ""
+
+
+def test_the_readme_python_example_runs_with_public_names_only(brief_index: Path, capsys: pytest.CaptureFixture[str]
+                                                               ) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    code = readme.split("```python\nimport citator\n", 1)[1].split("```", 1)[0]
+    exec("import citator\n" + code.replace('".demo/index"', repr(str(brief_index))), {})  # noqa: S102
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 5 and lines[0].startswith("1 ")

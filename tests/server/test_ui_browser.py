@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.servers import free_port, wait_ready
+from fixtures.servers import free_port, stop_process, wait_ready
 from test_review_browser import CHROMIUM, LAUNCH_ARGS, _require_chromium
 
 TEXT = "A grant of land is a contract that a later legislature may not void."
@@ -33,11 +33,7 @@ def ui_server(brief_index: Path, tmp_path_factory: pytest.TempPathFactory) -> It
                 raise RuntimeError(f"citator ui did not start: {log_path.read_text()}") from None
             yield url
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_process(proc)
     assert "Traceback" not in log_path.read_text()
 
 

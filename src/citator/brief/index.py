@@ -11,6 +11,7 @@ column `s` are always the same ranking.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,9 @@ class StanceIndex:
         # An index of statute sections (most doc ids are NRS or D.C. Code citations as printed, "NRS 432B.220"): a
         # page then shows one column of sections, stance aside.
         self.statutes = sum(_is_citation(d) for d in searcher.doc_ids) * 2 > len(searcher.doc_ids)
+        if "dense" in searcher.needed_signals():
+            # The evidence passage is chosen with the very query vectors the search's dense signal used.
+            searcher._encoder = _RememberLast(searcher.encoder)
 
     @classmethod
     def open(cls, index_dir: str | Path, corpus: str | Path | None = None, cold: bool = False) -> StanceIndex:
@@ -144,23 +148,26 @@ class StanceIndex:
             vector = row.vector
             if vector is None and self.trained:  # the ranking used no fine-tuned signal; the reasons still need it
                 vector = self.searcher.encode([query]).vectors[0]
-            passage_scorer = self._passage_scorer(query, vector)
+            passage_scorer = self._passage_scorer(queries, r, vector)
             out[query.stance] = tuple(
                 self._hit(rank, found.doc_id, found.score, row, vector, passage_scorer, keys)
                 for rank, found in enumerate(line.results, 1))
         return out
 
-    def _passage_scorer(self, query: Query, ft_vector: np.ndarray | None):  # type: ignore[no-untyped-def]
-        """(signal name, scores of a document's passages): the dense passage signal the ranking used (the
-        fine-tuned encoder's where the index has one), else BM25 over passages."""
+    def _passage_scorer(self, queries: Sequence[Query], row: int, ft_vector: np.ndarray | None
+                        ):  # type: ignore[no-untyped-def]
+        """(signal name, scores of a document's passages) for query `row` of a search's `queries`: the dense
+        passage signal the ranking used (the fine-tuned encoder's where the index has one), else BM25 over
+        passages. The base encoder is asked exactly what the search asked it (an answer it remembers)."""
         s = self.searcher
         names = s.needed_signals()
         if ft_vector is not None and "ft_dense" in names:
             vector, name = ft_vector, "ft_dense"
         elif "dense" in names:
-            vector, name = s.encoder.encode_queries([query.text], [query.stance])[0], "dense"
+            vector = s.encoder.encode_queries([q.text for q in queries], [q.stance for q in queries])[row]
+            name = "dense"
         else:
-            scores = s.lexical_passage.score_all([query.text])[0]
+            scores = s.lexical_passage.score_all([queries[row].text])[0]
             return lambda first, last: ("bm25_maxp", scores[first:last])
         vector = np.asarray(vector, dtype=np.float32)
         return lambda first, last: (name, np.asarray(s.dense.vectors[first:last], dtype=np.float32) @ vector)
@@ -213,6 +220,33 @@ class StanceIndex:
 
     def _keys(self, text: str) -> set[str]:
         return term_keys(text, self._key)
+
+
+class _RememberLast:
+    """An encoder that answers a call repeating the last one (same texts, stances and options) with its result.
+
+    Only the query side is asked again, and only by the brief (for the evidence passage) right after the search
+    asked it; a batch's vectors are returned as that batch computed them, so nothing that ranks changes.
+    """
+
+    def __init__(self, encoder) -> None:  # type: ignore[no-untyped-def]
+        self.encoder = encoder
+        self._last: tuple[object, np.ndarray] | None = None
+        self._lock = threading.Lock()
+
+    def encode_queries(self, texts: Sequence[str], stances: Sequence[str], *args, **kwargs) -> np.ndarray:  # type: ignore[no-untyped-def]
+        key = (tuple(texts), tuple(stances), args, tuple(sorted(kwargs.items())))
+        with self._lock:
+            last = self._last
+        if last is not None and last[0] == key:
+            return last[1]
+        out = self.encoder.encode_queries(texts, stances, *args, **kwargs)
+        with self._lock:
+            self._last = (key, out)
+        return out
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self.encoder, name)
 
 
 def _is_citation(doc_id: str) -> bool:

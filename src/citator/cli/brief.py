@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import sys
 from pathlib import Path
 
@@ -29,6 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     u.add_argument("--k", type=int, default=5, help="authorities per stance (1-100, default 5)")
     u.add_argument("--corpus", type=Path,
                    help="the corpus the index was built from; needed only for an index that keeps no copy of it")
+    u.add_argument("--threads", type=int, default=1,
+                   help="CPU threads per search (torch and BLAS; default 1: a brief encodes one short text per stance)")
     u.set_defaults(func=run_ui)
 
 
@@ -72,17 +73,15 @@ def run_ui(args: argparse.Namespace) -> int:
 
     from citator.brief.index import MAX_K
     from citator.errors import PropositionError
+    from citator.server.pages import warn_unless_loopback
     from citator.server.ui import create_app
 
     if not 1 <= args.k <= MAX_K:
         raise PropositionError(f"--k must be from 1 to {MAX_K}, got {args.k}")
-    try:
-        loopback = ipaddress.ip_address(args.host).is_loopback
-    except ValueError:
-        loopback = args.host == "localhost"
-    if not loopback:
-        print(f"warning: serving on {args.host}: anyone who can reach it can search this index", file=sys.stderr)
-    app = create_app(args.index_dir, corpus=args.corpus, k=args.k)
+    if args.threads < 1:
+        raise PropositionError(f"--threads must be 1 or more, got {args.threads}")
+    warn_unless_loopback(args.host, "can search this index")
+    app = create_app(args.index_dir, corpus=args.corpus, k=args.k, threads=args.threads)
     print(f"citator ui on http://{args.host}:{args.port}/ (Ctrl-C to stop)", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
