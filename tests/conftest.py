@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from fixtures.models import build_tiny_qwen3, unpack_tokenizer  # noqa: E402
 
-pytest_plugins = ["fixtures.stance"]
+pytest_plugins = ["fixtures.stance", "fixtures.brief"]
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DIR = REPO / "src" / "citator" / "samples"

@@ -65,6 +65,10 @@ class ConfigFileError(DataError):
     """A configuration file cannot be read as JSON."""
 
 
+class PropositionError(CitatorError):
+    """A proposition asked directly (command line, web page, Python) is empty, too long or asked wrongly."""
+
+
 class PoolError(DataError):
     """A statute run's pool.jsonl is malformed or its hashes do not match its texts."""
 

@@ -15,7 +15,7 @@ import pytest
 
 from citator.labels import LabelStore, read_pool
 from fixtures.review_run import build_run
-from fixtures.servers import free_port
+from fixtures.servers import free_port, stop_process
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,5 @@ def review_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReviewSe
                 time.sleep(0.1)
         yield ReviewServer(url, db, run_dir, token)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
         log.close()

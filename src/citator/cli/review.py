@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import sys
 
 from citator.data.atomic import write_json_atomic
@@ -68,14 +67,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from citator.server.pages import warn_unless_loopback
     from citator.server.review import create_app
 
-    try:
-        loopback = ipaddress.ip_address(args.host).is_loopback
-    except ValueError:
-        loopback = args.host == "localhost"
-    if not loopback:
-        print(f"warning: serving on {args.host}: anyone who can reach it sees the review pages", file=sys.stderr)
+    warn_unless_loopback(args.host, "sees the review pages")
     print(f"review app on http://{args.host}:{args.port}/ (Ctrl-C to stop)", file=sys.stderr)
     uvicorn.run(create_app(args.db), host=args.host, port=args.port, log_level="warning")
     return 0

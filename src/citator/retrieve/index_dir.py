@@ -29,6 +29,7 @@ from citator.retrieve.artifacts import Artifacts
 from citator.retrieve.config import BASE_SIGNALS, RetrievalConfig
 from citator.retrieve.dense import DenseIndex
 from citator.retrieve.index_files import record_files
+from citator.retrieve.documents import write_documents
 from citator.retrieve.late_interaction import TokenStore, reads_late_interaction
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.manifest import MANIFEST, Manifest, read_manifest
@@ -205,6 +206,7 @@ def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, enco
         if artifacts is not None:
             _add_artifacts(tmp, artifacts, docs, vectors, starts)
         (tmp / "doc_ids.json").write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
+        write_documents(tmp, docs)  # titles and texts, for briefs that show the passage that scored
         manifest = Manifest(
             corpus_sha256=sha256_file(corpus_path), n_docs=len(docs), n_passages=len(passages),
             encoder_path=str(encoder_path.absolute()), encoder_id=encoder.model_id, config=config,

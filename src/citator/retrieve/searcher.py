@@ -50,6 +50,10 @@ class EncodedQueries:
     tokens: TokenStates | None
 
 
+# Sees a sub-batch of a search before fusion: (its first row in the batch, its signal matrices, its encoding).
+BatchObserver = Callable[[int, Mapping[str, np.ndarray], EncodedQueries | None], None]
+
+
 def learned_signals(
     vectors: np.ndarray, stances: Sequence[str], names: Sequence[str], dense_maxp: Callable[[np.ndarray], np.ndarray],
     memory: PropositionMemory, links: tuple[np.ndarray, np.ndarray], doc_vectors: np.ndarray | None, n_docs: int,
@@ -248,11 +252,14 @@ class StanceSearcher:
             return min(contrast.DEPTH, self.ranker.candidates)
         return contrast.DEPTH
 
-    def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256) -> list[ResultLine]:
+    def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256,
+               on_batch: BatchObserver | None = None) -> list[ResultLine]:
         """Top-k distinct known documents per query with finite, non-increasing scores.
 
         With a stance contrast or refuter slots configured, a text the batch asks with both stances has its two
         rankings read side by side (retrieve/contrast.py), whichever sub-batches its queries fall in.
+        `on_batch(first row, signal matrices, encoding)` sees each sub-batch's signals before they are fused (a
+        brief shows what ranked each document); it changes nothing of the ranking.
         """
         queries = cut_for_search(queries)  # bounded work per query, whoever calls (data/queries.py)
         names = self.needed_signals()
@@ -271,7 +278,10 @@ class StanceSearcher:
         for start in range(0, len(queries), batch_size):
             batch = queries[start : start + batch_size]
             encoded = self.encode(batch) if self._uses_ft_encoder(names) else None
-            fused = self.fuse(self.signal_matrices(batch, names, encoded), batch, encoded=encoded)
+            signals = self.signal_matrices(batch, names, encoded)
+            if on_batch is not None:
+                on_batch(start, signals, encoded)
+            fused = self.fuse(signals, batch, encoded=encoded)
             fused = np.nan_to_num(fused, nan=0.0, posinf=0.0, neginf=0.0)
             tops.append(top_k(fused, depth))
             rows = [r for r in range(start, start + len(batch)) if r in slot_rows]

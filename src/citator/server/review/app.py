@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from citator.errors import LabelStoreError
 from citator.labels.records import GRADE_NAMES, GRADES, LabelRecord, Reviewer, ReviewItem, parse_grade
 from citator.labels.store import LabelStore
+from citator.server.pages import add_security_headers
 from citator.server.review.csrf import CSRF_COOKIE, CSRF_FIELD, csrf_ok, csrf_token_for
 
 SESSION_COOKIE = "citator_session"
@@ -74,12 +75,7 @@ def create_app(db_path: str | Path) -> FastAPI:
     def signed_in(request: Request, s: LabelStore) -> Reviewer | None:
         return s.reviewer_for_session(request.cookies.get(SESSION_COOKIE, ""))
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next: Any) -> Response:
-        response = await call_next(request)
-        for name, value in _HEADERS.items():
-            response.headers.setdefault(name, value)
-        return response
+    add_security_headers(app, _HEADERS)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:

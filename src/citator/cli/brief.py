@@ -1,0 +1,87 @@
+"""`citator brief` and `citator ui`: a proposition's supporting and refuting authority, in a terminal or a browser."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    b = sub.add_parser("brief", help="supporting and refuting authority for a proposition, with evidence and reasons")
+    b.add_argument("proposition", nargs="?", help="the statement of law to check (or give --queries)")
+    b.add_argument("--index-dir", required=True, type=Path, help="an index built by `citator build`")
+    b.add_argument("--queries", type=Path,
+                   help="a queries JSONL file (query_id, text; stance optional): one brief per distinct text")
+    b.add_argument("--k", type=int, default=5, help="authorities per stance (1-100, default 5)")
+    b.add_argument("--format", choices=("table", "markdown", "json"), default="table",
+                   help="table (terminal), markdown, or json (one object per line); default table")
+    b.add_argument("--output", type=Path, help="write here (atomically) instead of printing")
+    b.add_argument("--corpus", type=Path,
+                   help="the corpus the index was built from; needed only for an index that keeps no copy of it")
+    b.set_defaults(func=run_brief)
+
+    u = sub.add_parser("ui", help="a read-only web page: type a proposition, see both stances side by side")
+    u.add_argument("--index-dir", required=True, type=Path, help="an index built by `citator build`")
+    u.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    u.add_argument("--port", type=int, default=8766, help="port to listen on (default 8766)")
+    u.add_argument("--k", type=int, default=5, help="authorities per stance (1-100, default 5)")
+    u.add_argument("--corpus", type=Path,
+                   help="the corpus the index was built from; needed only for an index that keeps no copy of it")
+    u.add_argument("--threads", type=int, default=1,
+                   help="CPU threads per search (torch and BLAS; default 1: a brief encodes one short text per stance)")
+    u.set_defaults(func=run_ui)
+
+
+def _propositions(args: argparse.Namespace) -> list[str]:
+    from citator.brief.index import MAX_PROPOSITION_CHARS
+    from citator.data import read_queries
+    from citator.errors import PropositionError, QueryError
+    from citator.retrieve.contrast import text_key
+
+    if (args.proposition is None) == (args.queries is None):
+        raise PropositionError("give one proposition or --queries FILE (not both)")
+    if args.queries is None:
+        return [args.proposition]
+    texts: dict[str, str] = {}
+    for q in read_queries(args.queries, default_stance="all"):
+        if len(q.text) > MAX_PROPOSITION_CHARS:
+            raise QueryError(args.queries, None, f"query {q.query_id!r} is {len(q.text)} characters; at most "
+                             f"{MAX_PROPOSITION_CHARS} are read", field="text")
+        texts.setdefault(text_key(q.text), q.text)
+    return list(texts.values())
+
+
+def run_brief(args: argparse.Namespace) -> int:
+    from citator.brief.index import StanceIndex
+    from citator.brief.render import render
+    from citator.data.atomic import write_text_atomic
+
+    propositions = _propositions(args)
+    index = StanceIndex.open(args.index_dir, corpus=args.corpus, cold=True)
+    separator = "\n" if args.format == "json" else "\n\n"
+    text = separator.join(render(index.brief(p, args.k), args.format) for p in propositions) + "\n"
+    if args.output is not None:
+        write_text_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def run_ui(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from citator.brief.index import MAX_K
+    from citator.errors import PropositionError
+    from citator.server.pages import warn_unless_loopback
+    from citator.server.ui import create_app
+
+    if not 1 <= args.k <= MAX_K:
+        raise PropositionError(f"--k must be from 1 to {MAX_K}, got {args.k}")
+    if args.threads < 1:
+        raise PropositionError(f"--threads must be 1 or more, got {args.threads}")
+    warn_unless_loopback(args.host, "can search this index")
+    app = create_app(args.index_dir, corpus=args.corpus, k=args.k, threads=args.threads)
+    print(f"citator ui on http://{args.host}:{args.port}/ (Ctrl-C to stop)", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0

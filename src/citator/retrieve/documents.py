@@ -1,0 +1,81 @@
+"""The index's own copy of the corpus: one JSON line per document, found by its byte offset.
+
+A brief shows titles and passages, which the search structures do not hold. The copy lives in the index's data
+folder so that an index answers on its own; documents are read one by one (seek + one line), so opening an index
+of millions of documents costs one small offsets array, not the corpus.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from citator.data.records import Document
+from citator.errors import IndexDirError
+
+DOCUMENTS = "documents.jsonl"
+OFFSETS = "documents_offsets.npy"
+
+
+def write_documents(directory: Path, docs: Sequence[Document]) -> None:
+    """documents.jsonl (in corpus order) and the byte offset of each line, plus the end of the file."""
+    offsets = np.zeros(len(docs) + 1, dtype=np.int64)
+    with (directory / DOCUMENTS).open("wb") as handle:
+        for i, doc in enumerate(docs):
+            handle.write(json.dumps(doc.to_json(), ensure_ascii=False).encode("utf-8") + b"\n")
+            offsets[i + 1] = handle.tell()
+    np.save(directory / OFFSETS, offsets)
+
+
+def has_documents(directory: Path) -> bool:
+    return (directory / DOCUMENTS).is_file() and (directory / OFFSETS).is_file()
+
+
+class DocumentStore:
+    """Reads documents of an index by position; each line read back is checked against the index's doc ids."""
+
+    def __init__(self, directory: Path, doc_ids: Sequence[str]) -> None:
+        self.path = directory / DOCUMENTS
+        self.doc_ids = doc_ids
+        try:
+            self.offsets = np.load(directory / OFFSETS)
+        except (OSError, ValueError, EOFError) as exc:
+            raise IndexDirError(f"{directory / OFFSETS}: unreadable ({exc}); rebuild the index") from None
+        size = self.path.stat().st_size if self.path.is_file() else -1
+        if (self.offsets.ndim != 1 or len(self.offsets) != len(doc_ids) + 1 or int(self.offsets[-1]) != size
+                or bool((np.diff(self.offsets) <= 0).any())):
+            raise IndexDirError(f"{self.path}: does not match the index's {len(doc_ids)} documents; rebuild the index")
+
+    def get(self, position: int) -> Document:
+        start, end = int(self.offsets[position]), int(self.offsets[position + 1])
+        with self.path.open("rb") as handle:
+            handle.seek(start)
+            raw = handle.read(end - start)
+        try:
+            obj = json.loads(raw)
+            doc = Document(obj.pop("doc_id"), obj.pop("title"), obj.pop("text"), obj)
+        except (ValueError, KeyError, AttributeError, TypeError) as exc:
+            raise IndexDirError(f"{self.path}: document {position} unreadable ({exc}); rebuild the index") from None
+        if doc.doc_id != self.doc_ids[position] or not isinstance(doc.title, str) or not isinstance(doc.text, str):
+            raise IndexDirError(f"{self.path}: document {position} is not {self.doc_ids[position]!r}; rebuild the index")
+        return doc
+
+
+class CorpusDocuments:
+    """The same reads from the corpus file itself, for an index built before it kept its own copy."""
+
+    def __init__(self, corpus: Path, doc_ids: Sequence[str]) -> None:
+        from citator.data import read_corpus
+
+        by_id = {d.doc_id: d for d in read_corpus(corpus, lenient=True)}
+        missing = [d for d in doc_ids if d not in by_id]
+        if missing:
+            raise IndexDirError(f"{corpus}: lacks {len(missing)} of the index's documents (e.g. {missing[0]!r}); "
+                                "pass the corpus the index was built from")
+        self.docs = [by_id[d] for d in doc_ids]
+
+    def get(self, position: int) -> Document:
+        return self.docs[position]

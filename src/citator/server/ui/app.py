@@ -1,0 +1,138 @@
+"""`citator ui`: a read-only page over one index — a proposition's supporting and refuting authority side by side.
+
+GET only, server-rendered HTML and one stylesheet: no script runs, every text is escaped by Jinja2's autoescape,
+and the query lives in the URL (`/?q=...`), so a brief can be shared by its address. Searches run one at a time on
+one long-lived worker thread, as in the search server (server/search_service.py): torch's thread pool belongs to
+the thread that calls it, and 2 cores gain nothing from two searches at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, PackageLoader
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from citator.brief.evidence import Span, split_marked
+from citator.brief.index import MAX_K, StanceIndex
+from citator.brief.label import document_label
+from citator.brief.render import excerpt
+from citator.errors import PropositionError
+from citator.server.pages import add_security_headers
+
+_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+}
+
+_templates = Environment(loader=PackageLoader("citator.server.ui", "templates"), autoescape=True)
+
+
+def _pieces(text: str, marks: tuple[Span, ...]) -> list[tuple[str, bool]]:
+    return split_marked(text, marks)
+
+
+def create_app(index_dir: str | Path, corpus: str | Path | None = None, k: int = 5, threads: int = 1) -> FastAPI:
+    """Open the index (and answer one warm-up brief) before the first request.
+
+    `threads`: torch's and BLAS's threads per search. A brief encodes one short text per stance; on 2 shared
+    cores one thread answered in 0.17 s where two took 0.7-1.9 s (the bundled sample, warm, under load).
+    """
+    worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="brief")
+    index: StanceIndex = worker.submit(StanceIndex.open, index_dir, corpus).result()
+    worker.submit(_limit_threads, threads).result()
+    worker.submit(index.brief, "warm up", 1).result()
+    gc.collect()
+    gc.freeze()  # the index lives as long as the server: later collections need not walk it
+    app = FastAPI(title="citator", docs_url=None, redoc_url=None, openapi_url=None)
+    app.mount("/static", StaticFiles(packages=[("citator.server.ui", "static")]), name="static")
+    app.state.index = index
+
+    def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
+        html = _templates.get_template(template).render(trained=index.trained, statutes=index.statutes, **context)
+        return HTMLResponse(html, status_code=status)
+
+    async def run(function: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(worker, function, *args)
+
+    add_security_headers(app, _HEADERS)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
+        return page("error.html", exc.status_code, message=str(exc.detail), q="")
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> HTMLResponse:
+        return page("error.html", 400, message="The request was not understood (a parameter is malformed).", q="")
+
+    @app.exception_handler(Exception)
+    async def failure(request: Request, exc: Exception) -> HTMLResponse:
+        return page("error.html", 500, message=f"This request failed ({type(exc).__name__}).", q="")
+
+    @app.get("/", response_class=HTMLResponse)
+    async def home(q: str = "", k: int = k) -> Response:
+        if not q.strip():
+            return page("brief.html", q="", columns=None, error=None, k=k)
+        cited = index.cited(q)
+        if cited:  # an exact citation: straight to the section, no search
+            return RedirectResponse("/document?" + urlencode({"id": cited[0], "p": 0, "q": q}), status_code=303)
+        k = min(max(k, 1), MAX_K)
+        try:
+            if index.statutes:
+                hits = await run(index.search, q, "all", k)
+                columns = [("all", "Sections", [_card(hit, q, "all") for hit in hits])]
+            else:
+                brief = await run(index.brief, q, k)
+                columns = [(stance, title, [_card(hit, q, stance) for hit in brief.column(stance)])
+                           for stance, title in (("supported", "Supporting authority"), ("refuted", "Refuting authority"))]
+        except PropositionError as exc:
+            return page("brief.html", 400, q=q, columns=None, error=str(exc), k=k)
+        return page("brief.html", q=q, proposition=" ".join(q.split()), columns=columns, error=None, k=k)
+
+    @app.get("/document", response_class=HTMLResponse)
+    async def document(id: str, p: int = 0, q: str = "", stance: str = "") -> Response:  # noqa: A002
+        try:
+            doc, span, marks = await run(index.passage_in_place, id, p, q)
+        except PropositionError as exc:
+            return page("error.html", 404, message=str(exc), q=q)
+        text = doc.text
+        inside = tuple(Span(m.start - span.start, m.end - span.start) for m in marks)
+        return page("document.html", doc=doc, label=document_label(doc), q=q, stance=stance, passage=p,
+                    before=text[:span.start], evidence=_pieces(text[span.start:span.end], inside),
+                    after=text[span.end:], back="/?" + urlencode({"q": q}) if q else "/")
+
+    return app
+
+
+def _limit_threads(threads: int) -> None:
+    import sys
+
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=threads)
+    torch = sys.modules.get("torch")  # loaded by the index's encoder, if it uses torch
+    if torch is not None:
+        torch.set_num_threads(threads)
+
+
+def _card(hit: Any, q: str, stance: str) -> dict[str, Any]:
+    """What the page shows of one hit: the evidence excerpt as marked pieces, the link to the passage in place."""
+    text, marks, cut_before, cut_after = excerpt(hit.evidence.text, hit.evidence.marks)
+    link = "/document?" + urlencode({"id": hit.doc_id, "p": hit.evidence.passage, "q": q, "stance": stance})
+    families: dict[str, list[Any]] = {}
+    for s in hit.signals:
+        families.setdefault(s.family, []).append(s)
+    return {"hit": hit, "pieces": _pieces(text, marks), "cut_before": cut_before, "cut_after": cut_after,
+            "link": link + "#evidence", "families": families}

@@ -1,0 +1,63 @@
+"""With trained artifacts, a brief's reasons are the training propositions that cite each document."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from citator.brief.index import StanceIndex
+from citator.brief.render import render
+
+
+@pytest.fixture(scope="module")
+def trained_index(small_stance_set: dict[str, Path], brief_index: Path,
+                  tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from citator.cli.main import main
+    from citator.retrieve.artifacts import read_artifacts
+    from citator.retrieve.index_dir import build_index
+
+    work = tmp_path_factory.mktemp("trained-brief")
+    # The fixture's queries are all `dev`: two thirds of the propositions become `train`.
+    rows = [json.loads(line) for line in small_stance_set["queries"].open()]
+    props = sorted({r["proposition_id"] for r in rows})
+    for r in rows:
+        r["split"] = "train" if props.index(r["proposition_id"]) % 3 else "dev"
+    queries = work / "queries.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    artifacts = work / "artifacts"
+    assert main(["train", "--corpus", str(small_stance_set["corpus"]), "--queries", str(queries),
+                 "--ground-truth", str(small_stance_set["gt"]), "--out", str(artifacts), "--epochs", "1"]) == 0
+    index_dir = work / "index"
+    build_index(small_stance_set["corpus"], index_dir, artifacts=read_artifacts(artifacts), progress=False)
+    return index_dir
+
+
+@pytest.mark.slow
+def test_reasons_are_the_nearest_citing_propositions(trained_index: Path, small_stance_set: dict[str, Path]) -> None:
+    index = StanceIndex.open(trained_index)
+    assert index.trained
+    memory = index.searcher.memory
+    cites = {}
+    for entry in memory.entries:
+        for doc_id in entry.doc_ids:
+            cites.setdefault(doc_id, set()).add((entry.proposition_id, entry.stance, entry.text))
+    texts = list(dict.fromkeys(json.loads(line)["text"] for line in small_stance_set["queries"].open()))[:5]
+    with_reasons = 0
+    for text in texts:
+        brief = index.brief(text, k=5)
+        assert brief.trained
+        for stance in ("supported", "refuted"):
+            column = brief.column(stance)
+            assert [(h.doc_id, h.score) for h in column] == [(h.doc_id, h.score) for h in index.search(text, stance, 5)]
+            for hit in column:
+                assert hit.memory is not None and len(hit.memory) <= 3
+                for reason in hit.memory:
+                    assert (reason.proposition_id, reason.stance, reason.text) in cites[hit.doc_id]
+                sims = [r.similarity for r in hit.memory]
+                assert sims == sorted(sims, reverse=True)
+                with_reasons += bool(hit.memory)
+                assert {s.name for s in hit.signals} == set(index.searcher.needed_signals())
+        assert "memory: no trained memory" not in render(brief, "table")
+    assert with_reasons > 0

@@ -1,0 +1,95 @@
+"""`citator brief` prints the API's brief as a table, Markdown or JSON; bad input ends in one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from citator.brief.index import StanceIndex
+from citator.cli.main import main
+from fixtures.brief import HOSTILE_ID
+
+TEXT = "A grant of land is a contract that a later legislature may not void."
+
+
+def _brief(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["brief", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_is_the_apis_brief(brief_index: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _brief(capsys, "--index-dir", str(brief_index), "--format", "json", "--k", "4", TEXT)
+    assert code == 0 and err == ""
+    (line,) = out.splitlines()
+    got = json.loads(line)
+    expected = StanceIndex.open(brief_index).brief(TEXT, k=4)
+    assert got["proposition"] == TEXT and got["trained"] is False
+    for stance in ("supported", "refuted"):
+        assert [h["doc_id"] for h in got[stance]] == [h.doc_id for h in expected.column(stance)]
+        assert [h["score"] for h in got[stance]] == pytest.approx([h.score for h in expected.column(stance)], abs=1e-4)
+        for hit in got[stance]:
+            ev = hit["evidence"]
+            assert all(ev["text"][a:b] for a, b in ev["marks"]) and hit["memory"] is None
+            assert {s["family"] for s in hit["signals"]} == {"lexical", "dense"}
+
+
+def test_table_and_markdown_show_both_stances_escaped(brief_index: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _brief(capsys, "--index-dir", str(brief_index), "--k", "41", TEXT)
+    assert code == 0
+    assert out.startswith(f"Proposition: {TEXT}") and "\nSUPPORTED\n" in out and "\nREFUTED\n" in out
+    assert "memory: no trained memory" in out and "signals: lexical: bm25" in out and "*contract*" in out
+    code, out, _ = _brief(capsys, "--index-dir", str(brief_index), "--k", "41", "--format", "markdown", TEXT)
+    assert code == 0 and "#### Supported" in out and "#### Refuted" in out and "**contract**" in out
+    # The hostile document's title is shown as text: no raw tag, no cell break.
+    assert "<script>" not in out and "&lt;script&gt;" in out and HOSTILE_ID.replace("`", "") in out
+    for row in (r for r in out.splitlines() if r.startswith("| ") and r[2].isdigit()):
+        assert row.count(" | ") == 4, row
+
+
+def test_queries_file_gives_one_brief_per_distinct_text(brief_index: Path, small_stance_set: dict[str, Path],
+                                                        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [json.loads(line) for line in small_stance_set["queries"].open()][:6]
+    texts = list(dict.fromkeys(r["text"] for r in rows))
+    out_file = tmp_path / "briefs.jsonl"
+    code, out, _ = _brief(capsys, "--index-dir", str(brief_index), "--queries", str(small_stance_set["queries"]),
+                          "--format", "json", "--output", str(out_file))
+    assert code == 0 and out == ""
+    briefs = [json.loads(line) for line in out_file.read_text().splitlines()]
+    all_texts = list(dict.fromkeys(json.loads(line)["text"] for line in small_stance_set["queries"].open()))
+    assert [b["proposition"] for b in briefs] == [" ".join(t.split()) for t in all_texts]
+    assert [b["proposition"] for b in briefs][: len(texts)] == [" ".join(t.split()) for t in texts]
+
+
+@pytest.mark.parametrize("args,message", [
+    ([], "give one proposition or --queries"),
+    (["law", "--queries", "QUERIES"], "give one proposition or --queries"),
+    (["--k", "0", "law"], "k must be"),
+    (["   "], "the proposition is empty"),
+    (["--queries", "BAD"], "bad.jsonl line 2"),
+    (["--index-dir", "MISSING", "law"], "index directory not found"),
+])
+def test_bad_input_is_one_line_and_exit_2(brief_index: Path, small_stance_set: dict[str, Path], tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query_id": "a", "text": "law"}\n{"query_id": "b", "text": \n')
+    swap = {"QUERIES": str(small_stance_set["queries"]), "BAD": str(bad), "MISSING": str(tmp_path / "none")}
+    args = [swap.get(a, a) for a in args]
+    index_args = [] if "--index-dir" in args else ["--index-dir", str(brief_index)]
+    code, out, err = _brief(capsys, *index_args, *args)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and message in err, err
+
+
+def test_a_cold_brief_in_a_real_process(brief_index: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "citator.cli.main", "brief", "--index-dir", str(brief_index),
+                           "--format", "json", "--k", "3", TEXT], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    expected = StanceIndex.open(brief_index).brief(TEXT, k=3)
+    assert [h["doc_id"] for h in got["supported"]] == [h.doc_id for h in expected.supported]
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,95 @@
+"""The research page over a real index: both stances side by side, the passage in place, everything escaped."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from fastapi.testclient import TestClient
+
+from citator.brief.index import StanceIndex
+from citator.server.ui import create_app
+from fixtures.brief import HOSTILE_ID
+
+TEXT = "A grant of land is a contract that a later legislature may not void."
+
+
+@pytest.fixture(scope="module")
+def client(brief_index: Path) -> TestClient:
+    return TestClient(create_app(brief_index, k=5))
+
+
+def _column_ids(html: str, stance: str) -> list[str]:
+    section = html.split(f'id="{stance}"', 1)[1].split("</section>", 1)[0]
+    return [unescape(m) for m in re.findall(r'href="/document\?id=([^"&]*)', section)]
+
+
+def test_home_is_a_labelled_search_form_with_landmarks(client: TestClient) -> None:
+    page = client.get("/")
+    assert page.status_code == 200
+    html = page.text
+    assert '<label for="q">' in html and 'role="search"' in html and 'method="get"' in html
+    assert "<main" in html and "<header" in html and "<footer" in html and 'lang="en"' in html
+    assert "No trained memory" in html
+    assert "<script" not in html
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+
+
+def test_a_brief_shows_both_columns_as_the_api_ranks_them(client: TestClient, brief_index: Path) -> None:
+    page = client.get("/?" + urlencode({"q": TEXT}))
+    assert page.status_code == 200
+    html = page.text
+    expected = StanceIndex.open(brief_index).brief(TEXT, k=5)
+    from urllib.parse import unquote_plus
+
+    for stance in ("supported", "refuted"):
+        assert [unquote_plus(i) for i in _column_ids(html, stance)] == [h.doc_id for h in expected.column(stance)]
+    assert html.count('<blockquote class="passage"') == 10 and "<mark>" in html
+    assert f'value="{TEXT}"' in html  # the query stays in the box: the URL is the brief's address
+
+
+def test_hostile_titles_texts_and_queries_are_shown_as_text(client: TestClient) -> None:
+    query = "<script>alert('q')</script> grant of land contract legislature void"
+    html = client.get("/?" + urlencode({"q": query, "k": 41})).text
+    assert "<script" not in html and "onerror=alert" not in html.replace("onerror=alert(1)&gt;", "")
+    assert "&lt;script&gt;alert(&#39;title&#39;)&lt;/script&gt;" in html
+    assert "&lt;script&gt;alert(&#39;q&#39;)&lt;/script&gt;" in html
+    doc = client.get("/document?" + urlencode({"id": HOSTILE_ID, "p": 0, "q": query}))
+    assert doc.status_code == 200
+    assert "<script" not in doc.text and "<img" not in doc.text and "&lt;img src=x onerror=" in doc.text
+    assert 'id="evidence"' in doc.text and '<strong class="term">contract</strong>' in doc.text
+
+
+def test_document_view_puts_the_passage_in_place(client: TestClient, brief_index: Path) -> None:
+    index = StanceIndex.open(brief_index)
+    hit = index.brief(TEXT, k=1).supported[0]
+    doc = index.document(hit.doc_id)
+    page = client.get("/document?" + urlencode({"id": hit.doc_id, "p": hit.evidence.passage, "q": TEXT,
+                                                "stance": "supported"}))
+    assert page.status_code == 200
+    body = page.text.split('<div class="text">', 1)[1].split("</div>", 1)[0]
+    evidence = body.split('id="evidence"', 1)[1].split(">", 1)[1].split("</mark>", 1)[0]
+    assert unescape(re.sub(r"<[^>]+>", "", body)) == doc.text
+    assert unescape(re.sub(r"<[^>]+>", "", evidence)) == hit.evidence.text
+    assert "Back to the brief" in page.text and urlencode({"q": TEXT}) in unescape(page.text)
+
+
+@pytest.mark.parametrize("url,status,message", [
+    ("/?q=" + "x" * 2001, 400, "at most 2000"),
+    ("/?q=law&k=abc", 400, "not understood"),
+    ("/document?id=nope&p=0", 404, "no document"),
+    ("/document?" + urlencode({"id": HOSTILE_ID, "p": 7}), 404, "no passage 7"),
+    ("/nowhere", 404, "Not Found"),
+])
+def test_bad_requests_get_a_page_with_one_line(client: TestClient, url: str, status: int, message: str) -> None:
+    page = client.get(url)
+    assert page.status_code == status and message in page.text and "Traceback" not in page.text
+    assert page.headers["content-type"].startswith("text/html")
+
+
+def test_read_only(client: TestClient) -> None:
+    assert client.post("/", data={"q": "law"}).status_code == 405
+    assert client.get("/openapi.json").status_code == 404 and client.get("/docs").status_code == 404

@@ -1,0 +1,102 @@
+"""The research page in a real headless Chromium against a real `citator ui` server: type a proposition, read
+both columns, open a document, follow a shared URL, and pass axe-core with no serious or critical violation."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fixtures.servers import free_port, stop_process, wait_ready
+from test_review_browser import CHROMIUM, LAUNCH_ARGS, _require_chromium
+
+TEXT = "A grant of land is a contract that a later legislature may not void."
+
+
+@pytest.fixture(scope="module")
+def ui_server(brief_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("ui") / "server.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "citator.cli.main", "ui", "--index-dir", str(brief_index),
+                                 "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        url = f"http://127.0.0.1:{port}"
+        try:
+            try:
+                wait_ready(url + "/", proc, timeout=120)
+            except (RuntimeError, TimeoutError):
+                raise RuntimeError(f"citator ui did not start: {log_path.read_text()}") from None
+            yield url
+        finally:
+            stop_process(proc)
+    assert "Traceback" not in log_path.read_text()
+
+
+def _serious(page) -> list[str]:  # type: ignore[no-untyped-def]
+    from axe_playwright_python.sync_playwright import Axe
+
+    violations = Axe().run(page).response["violations"]
+    return [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}" for v in violations
+            if v["impact"] in ("serious", "critical")]
+
+
+@pytest.mark.browser
+def test_a_person_briefs_a_proposition_opens_a_document_and_shares_the_url(ui_server: str) -> None:
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            # axe-core is injected as a script: the page's own policy allows none, so this test context bypasses it.
+            context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+            page = context.new_page()
+            page.set_default_timeout(30_000)
+            page.goto(ui_server + "/")
+            assert _serious(page) == []
+            # Keyboard only: the first Tab reaches the skip link, which leads to the content; the box is labelled.
+            page.keyboard.press("Tab")
+            assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+            assert page.get_by_label("Proposition", exact=True).count() == 1
+            page.get_by_label("Proposition", exact=True).focus()
+            page.keyboard.type(TEXT)
+            page.keyboard.press("Enter")
+            page.wait_for_url("**/?q=*")
+            shared = page.url
+            for stance in ("supported", "refuted"):
+                column = page.locator(f"section#{stance}")
+                assert column.locator("li.hit").count() == 5
+                assert column.locator("blockquote.passage").first.inner_text().strip()
+            assert page.locator("mark").count() > 0
+            assert page.locator("h1.proposition").inner_text() == TEXT
+            assert _serious(page) == []
+
+            first = page.locator("section#supported li.hit h3 a").first
+            title = first.inner_text()
+            first.focus()
+            page.keyboard.press("Enter")
+            page.wait_for_url("**/document?*")
+            assert page.locator("h1").inner_text() == title
+            evidence = page.locator("#evidence")
+            assert evidence.is_visible() and len(evidence.inner_text().split()) > 5
+            assert _serious(page) == []
+            page.get_by_role("link", name="Back to the brief").click()
+            page.wait_for_url(shared)
+
+            # The shared address, opened fresh elsewhere, shows the same brief.
+            other = browser.new_context(viewport={"width": 900, "height": 800}).new_page()
+            other.goto(shared)
+            for stance in ("supported", "refuted"):
+                assert (other.locator(f"section#{stance} li.hit h3").all_inner_texts()
+                        == page.locator(f"section#{stance} li.hit h3").all_inner_texts())
+            assert other.get_by_label("Proposition", exact=True).input_value() == TEXT
+            # The check can fail: an unlabelled box and faint text are caught.
+            page.set_content('<html><body><input type="text"><p style="color:#ddd">faint</p></body></html>')
+            assert len(_serious(page)) >= 2
+        finally:
+            browser.close()
