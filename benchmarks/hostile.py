@@ -39,6 +39,13 @@ def batch(queries_path: Path, n: int = 311) -> list[Query]:
     return out
 
 
+def all_long(queries: list[Query]) -> list[Query]:
+    """Every query replaced by a distinct 24 KB text: the encoder encodes each distinct text once, so 311 copies of
+    one text would cost one; 24 KB is as long as 9 MB once cut."""
+    long_text = queries[0].text[:24_000]
+    return [Query(q.query_id, f"{i} {long_text}", q.stance) for i, q in enumerate(queries)]
+
+
 def time_in_process(index: Path, queries: list[Query]) -> dict[str, float]:
     import citator.retrieve.searcher as searcher_module
     from citator.data.queries import cut_for_search
@@ -47,10 +54,7 @@ def time_in_process(index: Path, queries: list[Query]) -> dict[str, float]:
     searcher = StanceSearcher(index, cold=True)
     searcher.search(queries[1:3], 10)  # load the encoder once, outside the timings
     out = {}
-    # Distinct texts: the encoder encodes each distinct text once, so 311 copies of one text would cost one.
-    # 24 KB each is as long as 9 MB once cut.
-    long_text = queries[0].text[:24_000]
-    every_one_huge = [Query(q.query_id, f"{i} {long_text}", q.stance) for i, q in enumerate(queries)]
+    every_one_huge = all_long(queries)
     for name, cut, batch_ in (("no huge query", cut_for_search, queries[1:]),
                               ("one 9 MB query, cut", cut_for_search, queries),
                               ("one 9 MB query, uncut", lambda qs: list(qs), queries),
@@ -140,26 +144,32 @@ def main() -> None:
     parser.add_argument("--queries", type=Path, default=ROOT / "src" / "citator" / "samples" / "casefacts" / "queries.jsonl")
     parser.add_argument("--examples", type=int, default=200, help="damaged files per reader")
     parser.add_argument("--reuse", action="store_true", help="search the index an earlier run built (same code)")
+    parser.add_argument("--artifacts", type=Path, help="trained artifacts to build the index with (default: none)")
     args = parser.parse_args()
     from citator.bench.stance import build, start_server, stop_server
+    from citator.retrieve.artifacts import read_artifacts
 
     WORK.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()[0]  # other work on the machine slows every timing here; it is reported beside them
     index = WORK / "index"
     if not args.reuse:
-        build(args.corpus, index, serve=True, artifacts=None)
+        build(args.corpus, index, serve=True, artifacts=read_artifacts(args.artifacts) if args.artifacts else None)
     else:
         start_server(index)
     queries = batch(args.queries)
     write_queries(WORK / "queries.jsonl", queries)
+    write_queries(WORK / "long_queries.jsonl", all_long(queries))
     try:
         report = {
             "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
             "load_average_at_start": load,
+            "artifacts": str(args.artifacts) if args.artifacts else None,
             "corpus": str(args.corpus), "queries": len(queries), "huge_query_bytes": len(queries[0].text.encode()),
             "in_process_search_seconds": time_in_process(index, queries),
             "run_sh_seconds": {"cold (--no-server)": time_run_sh(index, WORK / "queries.jsonl", ["--no-server"]),
-                               "server": time_run_sh(index, WORK / "queries.jsonl", [])},
+                               "server": time_run_sh(index, WORK / "queries.jsonl", []),
+                               "all long, cold": time_run_sh(index, WORK / "long_queries.jsonl", ["--no-server"]),
+                               "all long, server": time_run_sh(index, WORK / "long_queries.jsonl", [])},
             "index_verification": time_verification(index),
         }
     finally:

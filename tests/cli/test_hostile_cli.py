@@ -23,6 +23,7 @@ from fixtures.review_run import build_run
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "src" / "citator" / "samples" / "casefacts"
 STATUTES = REPO / "tests" / "statutes" / "fixtures"
+RERANK = REPO / "tests" / "rerank" / "fixtures"
 
 
 def _head(path: Path, n: int) -> bytes:
@@ -42,13 +43,22 @@ def _valid_inputs(root: Path) -> dict[str, bytes]:
         "results.jsonl": results, "sections.jsonl": STATUTES.joinpath("nrs_sections.jsonl").read_bytes(),
         "suite.jsonl": _head(STATUTES / "nrs_suite.jsonl", 2), "pool.jsonl": (run / "pool.jsonl").read_bytes(),
         "labels.jsonl": b"",
+        "small_corpus.jsonl": _head(SAMPLES / "corpus.jsonl", 12),
+        "train_queries.jsonl": b"".join(json.dumps({**json.loads(line), "split": "train"}).encode() + b"\n"
+                                        for line in queries.splitlines()),
+        "rerank_pool.jsonl": _head(RERANK / "pool.jsonl", 2), "qrels.json": RERANK.joinpath("qrels.json").read_bytes(),
     }
 
 
-def _commands(root: Path) -> dict[str, tuple[list[str], list[str]]]:
-    """name -> (argv, the input files it reads, by name under root)."""
+def _commands(root: Path, index: Path | None = None) -> dict[str, tuple[list[str], list[str]]]:
+    """name -> (argv, the input files it reads, by name under root). `index`: a built index that `search` (run.sh's
+    command) answers from."""
     f = lambda name: str(root / name)  # noqa: E731
     return {
+        "build": (["build", "--corpus", f("small_corpus.jsonl"), "--index-dir", f("index"), "--no-serve"],
+                  ["small_corpus.jsonl"]),
+        "search": (["search", "--index-dir", str(index or root / "index"), "--queries", f("queries.jsonl"),
+                    "--output", f("out.jsonl"), "--no-server"], ["queries.jsonl"]),
         "eval": (["eval", "--queries", f("queries.jsonl"), "--ground-truth", f("ground_truth.jsonl"),
                   "--results", f("results.jsonl"), "--metric", "ndcg@10", "--metric", "rr"],
                  ["queries.jsonl", "ground_truth.jsonl", "results.jsonl"]),
@@ -59,6 +69,20 @@ def _commands(root: Path) -> dict[str, tuple[list[str], list[str]]]:
         "review metrics": (["review", "metrics", f("run"), "--labels", f("labels.jsonl")], ["pool.jsonl", "labels.jsonl"]),
         "bench statutes": (["bench", "statutes", "--corpus", f("sections.jsonl"), "--suite", f("suite.jsonl"),
                             "--provider", "none", "--out", f("out")], ["sections.jsonl", "suite.jsonl"]),
+    }
+
+
+def _before_the_model(root: Path) -> dict[str, tuple[list[str], list[str]]]:
+    """Commands whose valid run takes minutes (training, a model's reranking): fed damaged inputs, each must stop
+    at the damaged file before any model is loaded. Their model is missing, so a run that got past its inputs would
+    fail naming the model, not the damaged file."""
+    f = lambda name: str(root / name)  # noqa: E731
+    return {
+        "train": (["train", "--corpus", f("small_corpus.jsonl"), "--queries", f("train_queries.jsonl"),
+                   "--ground-truth", f("ground_truth.jsonl"), "--out", f("artifacts"), "--model", f("no-model")],
+                  ["small_corpus.jsonl", "train_queries.jsonl", "ground_truth.jsonl"]),
+        "rerank": (["rerank", "--pool", f("rerank_pool.jsonl"), "--qrels", f("qrels.json"), "--model", f("no-model"),
+                    "--strategy", "bm25", "--out", f("rerank-run")], ["rerank_pool.jsonl", "qrels.json"]),
     }
 
 
@@ -89,23 +113,34 @@ def root(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index of the first 12 sample documents (the default encoder), for `search`."""
+    root = tmp_path_factory.mktemp("index")
+    _place(root, "small_corpus.jsonl", _head(SAMPLES / "corpus.jsonl", 12))
+    rc, lines = _run(["build", "--corpus", str(root / "small_corpus.jsonl"), "--index-dir", str(root / "index"),
+                      "--no-serve"])
+    assert rc == 0, lines
+    return root / "index"
+
+
 COMMANDS = sorted(_commands(Path("/")))
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_valid_inputs_succeed(command: str, tmp_path: Path) -> None:
+def test_valid_inputs_succeed(command: str, tmp_path: Path, index: Path) -> None:
     valid = _valid_inputs(tmp_path)
     for name, data in valid.items():
         _place(tmp_path, name, data)
-    argv, _ = _commands(tmp_path)[command]
+    argv, _ = _commands(tmp_path, index)[command]
     rc, lines = _run(argv)
     assert rc == 0, lines
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_fixed_hostile_inputs_are_one_clear_line(command: str, tmp_path: Path) -> None:
+def test_fixed_hostile_inputs_are_one_clear_line(command: str, tmp_path: Path, index: Path) -> None:
     valid = _valid_inputs(tmp_path)
-    argv, inputs = _commands(tmp_path)[command]
+    argv, inputs = _commands(tmp_path, index)[command]
     for damaged in inputs:
         for data in list(FIXED.values()) + list(FIXED_GZ.values()):
             for name, good in valid.items():
@@ -120,16 +155,37 @@ def test_fixed_hostile_inputs_are_one_clear_line(command: str, tmp_path: Path) -
                                                                   HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_damaged_inputs_succeed_or_are_one_clear_line(command: str, tmp_path_factory: pytest.TempPathFactory,
-                                                      data: st.DataObject) -> None:
+                                                      index: Path, data: st.DataObject) -> None:
     root = tmp_path_factory.mktemp("cli")
     valid = _valid_inputs(root)
-    argv, inputs = _commands(root)[command]
+    argv, inputs = _commands(root, index)[command]
     damaged = data.draw(st.sampled_from(inputs))
     for name, good in valid.items():
         _place(root, name, good)
     _place(root, damaged, data.draw(mutated(valid[damaged] or json.dumps({"query_id": "q"}).encode())))
     rc, lines = _run(argv)
     _check(rc, lines, damaged, command)
+
+
+@pytest.mark.parametrize("command", sorted(_before_the_model(Path("/"))))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_heavy_commands_stop_at_a_damaged_input(command: str, tmp_path_factory: pytest.TempPathFactory,
+                                                data: st.DataObject) -> None:
+    root = tmp_path_factory.mktemp("heavy")
+    valid = _valid_inputs(root)
+    argv, inputs = _before_the_model(root)[command]
+    damaged = data.draw(st.sampled_from(inputs))
+    for name, good in valid.items():
+        _place(root, name, good)
+    bad = data.draw(st.sampled_from([*FIXED.values(), *FIXED_GZ.values()]) | mutated(valid[damaged]))
+    _place(root, damaged, bad)
+    rc, lines = _run(argv)
+    assert rc == 2, (command, damaged, lines)
+    assert len(lines) == 1, (command, damaged, lines)
+    # Stopped at the damaged file, or (a mutation that left it valid) at the missing model.
+    assert damaged in lines[0] or "no-model" in lines[0], (command, damaged, lines)
 
 
 def _eval_args(root: Path) -> list[str]:
@@ -155,6 +211,13 @@ SUBPROCESS_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
                                  "results.jsonl line 1: malformed JSON: nested too deeply"),
     "plain file named .gz": (lambda r: _eval_args(r)[:2] + [str(_place(r, "q.jsonl.gz", b'{"query_id": "q"}\n'))]
                              + _eval_args(r)[3:], "q.jsonl.gz line 1: not a valid gzip file"),
+    "build --index-dir FILE": (lambda r: ["build", "--corpus", str(SAMPLES / "corpus.jsonl"), "--index-dir",
+                                          str(_place(r, "FILE", b"x")), "--no-serve"], "FILE: is a file, not a directory"),
+    "build --index-dir under a file": (lambda r: ["build", "--corpus", str(SAMPLES / "corpus.jsonl"), "--index-dir",
+                                                  str(_place(r, "FILE", b"x") / "index"), "--no-serve"],
+                                       "FILE is a file, not a directory"),
+    "build --index-dir /dev/null": (lambda r: ["build", "--corpus", str(SAMPLES / "corpus.jsonl"), "--index-dir",
+                                               "/dev/null", "--no-serve"], "/dev/null: is not a directory"),
     "rerank --out FILE": (lambda r: ["rerank", "--pool", "p", "--qrels", "q", "--model", "m", "--strategy", "bm25",
                                      "--out", str(_place(r, "FILE", b"x"))], "FILE: is a file, not a directory"),
 }

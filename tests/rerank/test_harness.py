@@ -82,19 +82,25 @@ def test_pool_queries_the_qrels_do_not_judge_are_refused_before_loading(tmp_path
     assert not (tmp_path / "run").exists()
 
 
-def test_judgments_the_strategy_can_read_are_warned_about(tiny_qwen3_causal_dir: Path, tmp_path: Path,  # noqa: ANN001
-                                                          reachable_tmp: Path, capsys) -> None:  # noqa: ANN001
+def test_judgments_are_hidden_from_the_strategy_or_warned_about(tiny_qwen3_causal_dir: Path, tmp_path: Path,  # noqa: ANN001
+                                                                reachable_tmp: Path, capsys) -> None:  # noqa: ANN001
     open_qrels = reachable_tmp / "qrels.json"
     open_qrels.write_text(QRELS.read_text())
     os.chmod(open_qrels, 0o644)
     argv = ["rerank", "--pool", str(POOL), "--qrels", str(open_qrels), "--model", str(tiny_qwen3_causal_dir),
             "--strategy", "bm25", "--out", str(tmp_path / "run"), "--limit", "1", "--quiet"]
     assert main(argv) == 0
-    assert f"warning: {open_qrels} is readable by the strategy's user" in capsys.readouterr().err
+    err = capsys.readouterr().err
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert summary["judgments_readable_by_strategy"] is True
-    assert set(summary["protections"]) == {"separate_user", "network_namespace", "no_processes", "no_sockets"}
+    assert set(summary["protections"]) == {"separate_user", "network_namespace", "private_tmp", "judgments_hidden",
+                                           "no_processes", "no_sockets"}
     assert summary["protections"]["separate_user"] is (os.geteuid() == 0)
+    if summary["protections"]["judgments_hidden"]:  # a mount namespace covers the file: nothing to warn about
+        assert summary["judgments_readable_by_strategy"] is False
+        assert "warning:" not in err
+    else:
+        assert summary["judgments_readable_by_strategy"] is True
+        assert f"warning: {open_qrels} is readable by the strategy's user" in err
     os.chmod(open_qrels, 0o600)
     if os.geteuid() == 0:  # nobody cannot read a root file of mode 0600; a runner's own user always can
         assert main([*argv[:-3], "--out", str(tmp_path / "run2"), "--limit", "1", "--quiet"]) == 0

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -37,7 +40,7 @@ def test_runs_unprivileged_in_an_empty_private_work_dir_without_gpu(probe) -> No
     assert report["cuda"] == ""
     if runner.user:
         assert report["groups"] in ([], [runner.user.gid])
-    if runner.isolation:  # a fresh network namespace: only a down loopback, nothing reachable
+    if runner.protections["network_namespace"]:  # a fresh network namespace: only a down loopback, nothing reachable
         assert report["network"] != "reachable"
     assert not os.path.exists(report["cwd"])  # removed after the query
 
@@ -171,3 +174,37 @@ def test_the_runtime_is_the_runner_s_own_and_goes_with_it(tiny_llm, pool, short_
     assert outcome.ids == tuple(c.id for c in pool[0].candidates[:10])
     runner.close()
     assert list(reachable_tmp.iterdir()) == []
+
+
+def test_a_strategy_sees_a_private_tmp_and_no_judgments(tiny_llm, pool, short_limits, script,  # noqa: ANN001
+                                                        reachable_tmp) -> None:  # noqa: ANN001
+    # World-readable judgments beside the strategy's own files, and a file another user left under /tmp: inside the
+    # strategy's mount namespace neither is readable, and what it writes under /tmp never reaches the host's /tmp.
+    judgments = reachable_tmp / "qrels.json"
+    judgments.write_text('{"19335": {"d1": 3}}')
+    os.chmod(judgments, 0o644)
+    other = Path(tempfile.mkdtemp(prefix="citator-test-other-"))
+    os.chmod(other, 0o755)
+    left_by_other = other / "notes.txt"
+    left_by_other.write_text("another user's file")
+    os.chmod(left_by_other, 0o644)
+    leftover = Path(tempfile.gettempdir()) / f"citator-test-leftover-{os.getpid()}"
+    runner = Runner(tiny_llm, script("look_around.py", str(judgments), f"at:{left_by_other}", f"at:{leftover}"),
+                    short_limits)
+    try:
+        if not runner.protections["private_tmp"]:
+            pytest.skip("this host allows no mount namespace")
+        runner.hide(judgments)
+        assert runner.protections["judgments_hidden"] is True
+        assert not runner.can_read(judgments)
+        outcome = runner.run_query(pool[0])
+    finally:
+        runner.close()
+        shutil.rmtree(other, ignore_errors=True)
+    assert outcome.failure is None, outcome
+    report = _report(outcome)
+    assert report["judgments"].startswith("refused: PermissionError") or report["judgments"] == "empty", report
+    assert report["host_tmp_file"].startswith("refused: FileNotFoundError"), report
+    assert report["leave"] == "written"
+    assert not leftover.exists()
+    assert judgments.read_text() == '{"19335": {"d1": 3}}'  # the host's view never changed

@@ -85,7 +85,7 @@ def run_pool(
     summary["strategy_command"] = runner.argv
     summary["strategy_python"] = runner.python
     summary["strategy_user"] = runner.user.name if runner.user else None
-    summary["network_isolated"] = bool(runner.isolation)
+    summary["network_isolated"] = runner.protections["network_namespace"]
     summary["single_process"] = runner.single_process
     summary["protections"] = runner.protections
     summary["device"] = str(getattr(runner.backend, "device", "unknown"))
@@ -114,11 +114,12 @@ def run_dl(
     """The `citator rerank` harness: reads pool and qrels (unless given, as read by read_inputs), runs, writes
     RUN_DIR/summary.json and returns it."""
     queries, qrels = inputs or read_inputs(pool, qrels_path, limit)
+    runner.hide(qrels_path)
     judgments_readable = runner.can_read(qrels_path)
     if judgments_readable:
         who = runner.user.name if runner.user else "this runner's own user"
         print(f"citator rerank: warning: {qrels_path} is readable by the strategy's user ({who}): a strategy could "
-              "read the judgments; make the file unreadable to that user (chmod o-r, or a private directory)",
+              "read the judgments; make the file unreadable to that user (chmod o-r, or a private directory); this host allows no mount namespace that would hide it",
               file=sys.stderr)
 
     def report(o: QueryOutcome) -> None:

@@ -175,7 +175,8 @@ def output_dir(path: str | Path, make: bool = True) -> Path:
     if target.is_symlink() and not target.is_dir():
         raise OutputError(f"{target}: is a symbolic link to no directory; give a directory for the output")
     if target.exists() and not target.is_dir():
-        raise OutputError(f"{target}: is a file, not a directory; give a directory for the output")
+        what = "is a file, not a directory" if target.is_file() else "is not a directory"
+        raise OutputError(f"{target}: {what}; give a directory for the output")
     _check_parent(target)
     if not make and not target.exists():
         return target

@@ -12,11 +12,11 @@ from citator.data.records import STANCES, Query
 from citator.errors import QueryError
 
 # Longest query text a search reads, cut before anything tokenises or stems it. Propositions are short (the longest
-# train/dev query of CaseFacts has 415 characters, of SciFact 201, of Climate-FEVER 406), and what a batch costs
-# grows with its queries' length (the encoder's forward pass above all, up to its 512 tokens), so the worst batch,
-# 311 queries all at the cut, is what run.sh's 20 s must hold: 1,024 characters (about 250 tokens) keep every real
-# query whole and a 9 MB one costs what a long proposition does.
-MAX_QUERY_CHARS = 1024
+# train/dev query of CaseFacts has 415 characters and 80 MiniLM tokens, of Climate-FEVER 406 and 82, of SciFact 204
+# and 64), and what a batch costs grows with its queries' length (the encoders' forward passes above all), so the
+# worst batch, 311 queries all at the cut, is what run.sh's 20 s must hold: 512 characters (about 110 tokens) keep
+# every real proposition whole and make a 9 MB query cost what a long proposition does.
+MAX_QUERY_CHARS = 512
 
 
 def iter_queries(path: str | Path, *, default_stance: str | None = None, lenient: bool = False) -> Iterator[Query]:

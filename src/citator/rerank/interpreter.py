@@ -16,6 +16,7 @@ from pathlib import Path
 
 from citator.rerank import syscall_filter
 from citator.rerank.errors import RerankError
+from citator.rerank.namespaces import Confinement
 from citator.rerank.runtime import StrategyRuntime
 from citator.rerank.sandbox import SandboxUser
 
@@ -56,19 +57,31 @@ def system_candidates() -> list[str]:
     return [c for c in (sys.executable, "/usr/bin/python3", shutil.which("python3")) if c]
 
 
-def run_as(user: SandboxUser | None, argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
-    """Run a short check as `user` (or ourselves), in `/`, under the syscall filter, as a strategy would run."""
+def run_as(
+    user: SandboxUser | None, argv: list[str], env: dict[str, str], confinement: Confinement | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run a short check as `user` (or ourselves), in `/`, under the syscall filter, as a strategy would run
+    (inside `confinement`, which then switches to `user` itself)."""
+    switch = user is not None and confinement is None
+    filtered = syscall_filter.available()
+
+    def confine() -> None:
+        if confinement is not None:
+            confinement.enter()
+        # An interpreter that is a wrapper starting another process fails here, not in every query.
+        if filtered:
+            syscall_filter.apply()
+
     return subprocess.run(
         argv,
         env=env,
         cwd="/",
-        user=user.uid if user else None,
-        group=user.gid if user else None,
-        extra_groups=[] if user else None,
+        user=user.uid if switch and user else None,
+        group=user.gid if switch and user else None,
+        extra_groups=[] if switch else None,
         capture_output=True,
         timeout=30,
-        # An interpreter that is a wrapper starting another process fails here, not in every query.
-        preexec_fn=syscall_filter.apply if syscall_filter.available() else None,
+        preexec_fn=confine,
     )
 
 

@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import cast
 
 from citator.models.llm import LLMBackend
-from citator.rerank import syscall_filter
+from citator.rerank import namespaces, syscall_filter
 from citator.rerank.deployment import Deployment
 from citator.rerank.errors import RerankError
 from citator.rerank.interpreter import builtin_argv, run_as, strategy_env, strategy_python
@@ -72,8 +72,11 @@ class Runner:
         self.runtime = StrategyRuntime(self.user, work_root)
         try:
             self.python, self.python_env = strategy_python(self.user, self.runtime, python)
-            # Best effort: no network for strategies when the host allows a network namespace (root only).
-            self.isolation = network_isolation(self.user) if isolate_network else []
+            # Best effort: namespaces of its own (no network, private /tmp, judgments hidden) where the host allows
+            # them; else, as root, at least a network namespace.
+            self.confined = isolate_network and namespaces.available(self.user)
+            self.isolation = network_isolation(self.user) if isolate_network and not self.confined else []
+            self.hidden: tuple[str, ...] = ()
             self.argv: list[str] = []
             self.use(strategy)
         except BaseException:
@@ -97,14 +100,36 @@ class Runner:
         """Which of the sandbox's protections hold on this host (summary.json records them)."""
         return {
             "separate_user": self.user is not None,
-            "network_namespace": bool(self.isolation),
+            "network_namespace": self.confined or bool(self.isolation),
+            "private_tmp": self.confined,
+            "judgments_hidden": self.confined and bool(self.hidden),
             "no_processes": self.single_process,
             "no_sockets": self.single_process,
         }
 
+    def hide(self, *paths: str | Path) -> None:
+        """Keep `paths` (the judgments) out of every later strategy's view, where the host allows a mount namespace
+        (protections()["judgments_hidden"]); can_read() tells whether they are out of view."""
+        self.hidden = namespaces.confined_paths([*self.hidden, *paths])
+
+    def confinement(self) -> namespaces.Confinement | None:
+        """What the next strategy process sees, or None where the host allows no namespaces."""
+        if not self.confined:
+            return None
+        keep: list[str] = [str(self.runtime.root)]
+        # The strategy's own program and files stay visible: each one's folder, or the file alone when its folder is
+        # a private one (all of /tmp would be shared again).
+        for arg in [self.python, *self.argv]:
+            if os.path.isabs(arg) and os.path.exists(arg):
+                real = os.path.realpath(arg)
+                folder = real if os.path.isdir(real) else os.path.dirname(real)
+                keep.append(real if folder in namespaces.PRIVATE_DIRS else folder)
+        return namespaces.Confinement(self.user, namespaces.confined_paths(keep), self.hidden)
+
     def can_read(self, path: str | Path) -> bool:
-        """Whether the strategy's user can read `path` (the judgments, say)."""
-        done = run_as(self.user, [self.python, "-S", "-c", _READABLE, str(Path(path).absolute())], dict(self.python_env))
+        """Whether the strategy's user can read `path` (the judgments, say), as a strategy process sees it."""
+        done = run_as(self.user, [self.python, "-S", "-c", _READABLE, str(Path(path).absolute())],
+                      dict(self.python_env), self.confinement())
         return done.returncode == 0
 
     def use(self, strategy: str | Sequence[str]) -> None:
@@ -186,7 +211,7 @@ class Runner:
         try:
             env = strategy_env(work, self.python, self.runtime.code, self.python_env)
             proc = StrategyProcess(self.argv, env, work, err_name, limits, self.user, self.isolation,
-                                   single_process=self.single_process)
+                                   single_process=self.single_process, confinement=self.confinement())
             self.runtime.process = proc
             proc.send(encode(query_message(query, limits)))
             pool_ids = query.ids()
@@ -289,7 +314,11 @@ for a in sys.argv[2:]:
 """
 
 
-_READABLE = "import os, sys\nsys.exit(0 if os.access(sys.argv[1], os.R_OK) else 1)\n"
+# Readable means its content can be read: a hidden file reads as nothing, even to a user who may chmod it.
+_READABLE = (
+    "import sys\ntry:\n    f = open(sys.argv[1], 'rb')\nexcept OSError:\n    sys.exit(1)\n"
+    "with f:\n    sys.exit(0 if f.read(1) else 1)\n"
+)
 
 
 def _tail(path: str | Path) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from citator.rerank import syscall_filter
 from citator.rerank.limits import Limits
+from citator.rerank.namespaces import Confinement
 from citator.rerank.protocol import ProtocolViolation
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -48,7 +49,7 @@ def sandbox_user(name: str = "nobody") -> SandboxUser | None:
 
 
 def network_isolation(user: SandboxUser | None) -> list[str]:
-    """Command prefix that runs the strategy in a fresh network namespace (no network) and only then drops to
+    """Where namespaces.available() is False (no mount namespace), the network alone: a command prefix that runs the strategy in a fresh network namespace (no network) and only then drops to
     `user`: `unshare --net -- setpriv ... --`. Empty when not root or when the host does not allow it."""
     unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv")
     if user is None or os.geteuid() != 0 or not unshare or not setpriv:
@@ -112,8 +113,11 @@ def _rlimits(cpu_seconds: float, dropped: bool) -> None:
         resource.setrlimit(resource.RLIMIT_NPROC, (256, 256))
 
 
-def _confine(cpu_seconds: float, dropped: bool, single_process: bool) -> None:
-    """In the child, before exec: rlimits, then the filter against new processes."""
+def _confine(cpu_seconds: float, dropped: bool, single_process: bool, confinement: Confinement | None) -> None:
+    """In the child, before exec: namespaces and the drop to the strategy's user, rlimits, then the filter against
+    new processes and sockets."""
+    if confinement is not None:
+        confinement.enter()
     _rlimits(cpu_seconds, dropped)
     if single_process:
         syscall_filter.apply()
@@ -132,14 +136,17 @@ class StrategyProcess:
         user: SandboxUser | None,
         prefix: Sequence[str] = (),
         single_process: bool = False,
+        confinement: Confinement | None = None,
     ) -> None:
-        """`prefix` (from network_isolation) switches to `user` itself; otherwise Popen does. `single_process`
-        installs the syscall filter (check syscall_filter.available() first)."""
+        """`confinement` (check namespaces.available() first) or `prefix` (from network_isolation, its fallback)
+        switches to `user` itself; otherwise Popen does. `single_process` installs the syscall filter (check
+        syscall_filter.available() first)."""
         self.limits = limits
         self.cpu = 0.0
         self._buffer = b""
         self._eof = False
         self._last_scan = 0.0
+        switches = bool(prefix) or confinement is not None
         with stderr_path.open("wb") as err:
             self.proc = subprocess.Popen(
                 [*prefix, *argv],
@@ -150,11 +157,11 @@ class StrategyProcess:
                 env=dict(env),
                 close_fds=True,
                 start_new_session=True,
-                user=user.uid if user and not prefix else None,
-                group=user.gid if user and not prefix else None,
-                extra_groups=[] if user and not prefix else None,
+                user=user.uid if user and not switches else None,
+                group=user.gid if user and not switches else None,
+                extra_groups=[] if user and not switches else None,
                 umask=0o077,
-                preexec_fn=lambda: _confine(limits.cpu_seconds, user is not None, single_process),
+                preexec_fn=lambda: _confine(limits.cpu_seconds, user is not None, single_process, confinement),
             )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in = self.proc.stdin.fileno()

@@ -20,7 +20,7 @@ import numpy as np
 
 import citator
 from citator.data import read_corpus, write_json_atomic
-from citator.data.atomic import open_append
+from citator.data.atomic import open_append, output_dir
 from citator.data.hashing import sha256_file, sha256_text
 from citator.errors import CorpusError, IndexDirError
 from citator.data.records import Document
@@ -56,6 +56,7 @@ def build_index(
     """
     from citator.models.encoder import default_encoder_path, encoder_fingerprint, load_encoder
 
+    output_dir(index_dir, make=False)  # a file, a device or a path under a file: refused before any work
     docs = read_corpus(corpus_path, lenient=True)
     if len(docs) < min_docs:
         raise CorpusError(corpus_path, None, f"{len(docs)} documents: run.sh answers every query with top-k "
@@ -86,8 +87,7 @@ def build_index(
         raise IndexDirError(f"config weights use {missing}, which need trained artifacts (--artifacts)")
     if artifacts is not None and passage_vectors is None:
         passage_vectors, passage_tokens = _training_passages(artifacts, corpus_path, encoder_sha256, config)
-    index_dir = index_dir.absolute()
-    index_dir.mkdir(parents=True, exist_ok=True)
+    index_dir = output_dir(index_dir.absolute())
     # One build at a time per index dir: a second would delete the first one's folder when it finishes.
     lock = open_append(index_dir / ".build.lock")
     try:
