@@ -55,11 +55,13 @@ def cold_briefs(index_dir: Path, texts: list[str], runs: int) -> list[float]:
     return out
 
 
-def load(index_dir: Path, texts: list[str], users: int, duration: int, wait: str, work: Path) -> dict[str, object]:
+def load(index_dir: Path, texts: list[str], users: int, duration: int, wait: str, work: Path, workers: int = 1
+         ) -> dict[str, object]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = (work / "ui.log").open("w")
-    server = subprocess.Popen([*CITATOR, "ui", "--index-dir", str(index_dir), "--port", str(port)], stdout=log,
+    server = subprocess.Popen([*CITATOR, "ui", "--index-dir", str(index_dir), "--port", str(port),
+                               "--workers", str(workers)], stdout=log,
                               stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 300
@@ -103,6 +105,7 @@ def main() -> None:
     ap.add_argument("--duration", type=int, default=300, help="seconds of load (default 300)")
     ap.add_argument("--wait", default="0.5,1.5", help="each user's pause between briefs, LOW,HIGH seconds")
     ap.add_argument("--cold-runs", type=int, default=3, help="cold `citator brief` processes to time (default 3)")
+    ap.add_argument("--workers", type=int, default=1, help="`citator ui --workers` (server processes, default 1)")
     ap.add_argument("--label", default="", help="what the index is (e.g. 'trained CaseFacts'), for the report")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "brief_load.json")
     args = ap.parse_args()
@@ -113,19 +116,21 @@ def main() -> None:
     load_at_start = [round(x, 2) for x in os.getloadavg()]
     cold = cold_briefs(args.index_dir, texts, args.cold_runs)
     with tempfile.TemporaryDirectory(prefix="brief-load-") as work:
-        warm = load(args.index_dir, texts, args.users, args.duration, args.wait, Path(work))
+        warm = load(args.index_dir, texts, args.users, args.duration, args.wait, Path(work), args.workers)
     manifest = json.loads((args.index_dir / "manifest.json").read_text())
     report = {
         "command": "benchmarks/brief_load.py " + " ".join(sys.argv[1:]), "index": args.label or str(args.index_dir),
         "trained": manifest.get("artifacts") is not None, "n_docs": manifest["n_docs"],
         "n_passages": manifest["n_passages"], "propositions": len(texts), "users": args.users, "wait_s": args.wait,
+        "ui_workers": args.workers,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
         "load_average_at_start": load_at_start, "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "cold_brief_s": [round(s, 2) for s in cold], "warm": warm,
         "targets": {"p50_ms": 150, "p95_ms": 400, "cold_brief_s": 5, "errors": 0},
     }
     print(f"{'index':<34}{args.label or args.index_dir}")
-    print(f"{'users x wait (s)':<34}{args.users} x {args.wait}, {warm['seconds']} s of load")
+    print(f"{'users x wait (s), ui workers':<34}{args.users} x {args.wait}, {warm['seconds']} s of load, "
+          f"{args.workers} worker(s)")
     print(f"{'requests (errors)':<34}{warm['requests']} ({warm['errors']}), {warm['requests_per_s']} /s")
     print(f"{'warm brief p50 / p95 / p99 ms':<34}{warm['p50_ms']} / {warm['p95_ms']} / {warm['p99_ms']}")
     print(f"{'cold citator brief s':<34}{', '.join(f'{s:.2f}' for s in cold)}")

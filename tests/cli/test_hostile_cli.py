@@ -44,8 +44,9 @@ def _valid_inputs(root: Path) -> dict[str, bytes]:
         "suite.jsonl": _head(STATUTES / "nrs_suite.jsonl", 2), "pool.jsonl": (run / "pool.jsonl").read_bytes(),
         "labels.jsonl": b"",
         "small_corpus.jsonl": _head(SAMPLES / "corpus.jsonl", 12),
-        "train_queries.jsonl": b"".join(json.dumps({**json.loads(line), "split": "train"}).encode() + b"\n"
-                                        for line in queries.splitlines()),
+        # The first proposition for training, the second for dev (train refuses data without both).
+        "train_queries.jsonl": b"".join(json.dumps({**json.loads(line), "split": "train" if i < 2 else "dev"}
+                                                   ).encode() + b"\n" for i, line in enumerate(queries.splitlines())),
         "rerank_pool.jsonl": _head(RERANK / "pool.jsonl", 2), "qrels.json": RERANK.joinpath("qrels.json").read_bytes(),
     }
 

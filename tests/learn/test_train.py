@@ -197,8 +197,8 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
         others = [q for q, k in zip(train_q, fold_of) if k != f]
         assert fold["examples_sha256"] == _examples_hash(query_examples(others, train_qrels, doc_ids))
     assert "dense" not in manifest["weights"]  # superseded by ft_dense: searches encode each query once
-    # The stance contrast is the weight that scored best on dev's two both-stance propositions (smallest on a tie),
-    # unless the chosen ranker was fitted on dev itself.
+    # The manifest reports the stance-contrast weight that scored best on dev's two both-stance propositions
+    # (smallest on a tie) unless the chosen ranker was fitted on dev itself; no build takes it.
     # Never the refuter slots (a CaseFacts-specific prior, opt-in by --config only): the manifest has no number for
     # them, though the shipped memory, which also holds dev's propositions, knows refuters.
     from citator.retrieve.memory import PropositionMemory, citation_counts
@@ -214,7 +214,7 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     assert set(table) == {f"{w:g}" for w in contrast.GRID} and table["0"]["queries"] == 4
     best = max(v["strict_ndcg@10"] for v in table.values())
     first = next(table[f"{w:g}"] for w in contrast.GRID if table[f"{w:g}"]["strict_ndcg@10"] == best)
-    assert manifest["stance_contrast"] == first["weight"]
+    assert manifest["stance_contrast_best_on_dev"] == first["weight"] and "stance_contrast" not in manifest
     # The fine-tuned MiniLM carries its learned stance instructions and applies them.
     saved_format = json.loads((art / "encoder" / QUERY_FORMAT_FILE).read_text())
     assert saved_format["query_prefixes"] == QUERY_PREFIXES
@@ -290,10 +290,11 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
         return evaluate(qrels, {r.query_id: [d.doc_id for d in r.results] for r in res}, ["ndcg@10"], ids)["ndcg@10"]
 
     assert ndcg(results) > ndcg(StanceSearcher(small_index).search(all_queries, 10)) + 0.05
-    # The index carries the chosen contrast weight. With a weight, every text asked with both stances (here all of
-    # them, each with the stance it lacks as well) has answers moved; `all` queries keep theirs.
-    assert searcher.config.stance_contrast == manifest["stance_contrast"]
-    assert searcher.config.refuter_slots == 0  # the build never takes refuter slots from artifacts
+    # The build takes no contrast weight and no refuter slots from artifacts (both opt-in by --config). With a
+    # weight, every text asked with both stances (here all of them, each with the stance it lacks as well) has
+    # answers moved; `all` queries keep theirs.
+    assert searcher.config.stance_contrast == 0.0
+    assert searcher.config.refuter_slots == 0
     flipped = [Query(q.query_id + ":other", q.text, "refuted" if q.stance == "supported" else "supported")
                for q in all_queries if q.stance != "all"]
     asked = flipped + list(all_queries)
@@ -325,8 +326,7 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
             assert not set(b.doc_ids[:2]) & known
     assert [r.doc_ids for r in searcher.search(asked, 10, batch_size=3)] == [r.doc_ids for r in slotted]
     searcher.citations = original
-    searcher.config = dataclasses.replace(searcher.config, stance_contrast=manifest["stance_contrast"],
-                                          refuter_slots=0)
+    searcher.config = dataclasses.replace(searcher.config, stance_contrast=0.0, refuter_slots=0)
     assert searcher._encoder is None  # the base encoder was never needed, so never loaded
     # A cold run.sh (numpy query encoder) ranks exactly as the server (torch) does.
     cold = StanceSearcher(index, cold=True)
@@ -435,7 +435,7 @@ def test_train_with_one_training_proposition_skips_lambdamart_and_says_why(small
     assert manifest["complete"] and manifest["lambdamart_skipped"] == "train's propositions all fall in one fold"
     assert manifest["ranker"] in ("none", "linear") and "LambdaMART (fitted on train, out-of-fold)" not in manifest["dev_ndcg@10"]
     # Nothing is asked with both stances here, and a ranker fitted on dev could not choose a contrast either.
-    assert manifest["stance_contrast"] == 0.0 and "refuter_slots" not in manifest
+    assert manifest["stance_contrast_best_on_dev"] == 0.0 and "refuter_slots" not in manifest
     assert ("fitted on dev" if manifest["ranker"] == "linear" else "no proposition") in manifest["stance_contrast_dev"]["skipped"]
 
 

@@ -93,3 +93,34 @@ def test_bad_requests_get_a_page_with_one_line(client: TestClient, url: str, sta
 def test_read_only(client: TestClient) -> None:
     assert client.post("/", data={"q": "law"}).status_code == 405
     assert client.get("/openapi.json").status_code == 404 and client.get("/docs").status_code == 404
+
+
+def test_several_worker_processes_answer_the_same_brief(brief_index: Path, tmp_path: Path,
+                                                        client: TestClient) -> None:
+    # `citator ui --workers 2`: a real uvicorn supervisor with two worker processes, each with its own index.
+    import os
+    import subprocess
+    import sys
+
+    import httpx
+
+    from fixtures.servers import free_port, stop_process, wait_ready
+
+    port = free_port()
+    log_path = tmp_path / "server.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "citator.cli.main", "ui", "--index-dir", str(brief_index),
+                                 "--port", str(port), "--workers", "2"], stdout=log, stderr=subprocess.STDOUT,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_ready(url + "/", proc, timeout=180)
+            q = {"q": "A grant of land is a contract that a later legislature may not void."}
+            pages = [httpx.get(url + "/", params=q, timeout=60) for _ in range(6)]
+        finally:
+            stop_process(proc)
+    assert {p.status_code for p in pages} == {200}
+    assert len({p.text for p in pages}) == 1  # every worker answers alike
+    assert pages[0].text == client.get("/", params=q).text
+    log_text = log_path.read_text()
+    assert "2 worker(s)" in log_text and "Traceback" not in log_text

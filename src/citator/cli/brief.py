@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -30,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the corpus the index was built from; needed only for an index that keeps no copy of it")
     u.add_argument("--threads", type=int, default=1,
                    help="CPU threads per search (torch and BLAS; default 1: a brief encodes one short text per stance)")
+    u.add_argument("--workers", type=int, default=1,
+                   help="server processes, each with its own copy of the index (default 1; one a core serves "
+                        "concurrent users in parallel)")
     u.set_defaults(func=run_ui)
 
 
@@ -80,8 +84,19 @@ def run_ui(args: argparse.Namespace) -> int:
         raise PropositionError(f"--k must be from 1 to {MAX_K}, got {args.k}")
     if args.threads < 1:
         raise PropositionError(f"--threads must be 1 or more, got {args.threads}")
+    if args.workers < 1:
+        raise PropositionError(f"--workers must be 1 or more, got {args.workers}")
     warn_unless_loopback(args.host, "can search this index")
+    # Opened here first, whatever the number of workers: a damaged index is one line before any worker starts.
     app = create_app(args.index_dir, corpus=args.corpus, k=args.k, threads=args.threads)
-    print(f"citator ui on http://{args.host}:{args.port}/ (Ctrl-C to stop)", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    print(f"citator ui on http://{args.host}:{args.port}/ ({args.workers} worker(s); Ctrl-C to stop)", file=sys.stderr)
+    if args.workers == 1:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        return 0
+    del app
+    from citator.server.ui.app import worker_environment
+
+    os.environ.update(worker_environment(args.index_dir, args.corpus, args.k, args.threads))
+    uvicorn.run("citator.server.ui.app:app_from_environment", factory=True, workers=args.workers, host=args.host,
+                port=args.port, log_level="warning")
     return 0

@@ -17,6 +17,11 @@ from citator.errors import QueryError
 # worst batch, 311 queries all at the cut, is what run.sh's 20 s must hold: 512 characters (about 110 tokens) keep
 # every real proposition whole and make a 9 MB query cost what a long proposition does.
 MAX_QUERY_CHARS = 512
+# The whole batch's budget: 320 characters a query on average (the 311 longest CaseFacts train/dev propositions
+# average 296, of Climate-FEVER 217, so no real batch is cut by it), which holds a batch of 311 texts all at the cut to what 311 texts of 320
+# characters cost.
+MEAN_QUERY_CHARS = 320
+MIN_BUDGET_QUERIES = 64
 
 
 def iter_queries(path: str | Path, *, default_stance: str | None = None, lenient: bool = False) -> Iterator[Query]:
@@ -60,13 +65,38 @@ def write_queries(path: str | Path, queries: Iterable[Query]) -> None:
 
 
 def cut_for_search(queries: Iterable[Query], limit: int = MAX_QUERY_CHARS) -> list[Query]:
-    """The queries with each text cut to `limit` characters (at a word boundary where one is near): what the
-    searcher reads, so the work per query is bounded whatever the input."""
-    out = []
-    for q in queries:
-        if len(q.text) > limit:
-            head = q.text[:limit]
-            space = head.rfind(" ", limit - 100)
-            q = Query(q.query_id, head[:space] if space > 0 else head, q.stance, q.extra)
-        out.append(q)
-    return out
+    """The queries as the searcher reads them, so that what a batch costs is bounded whatever the input: each text
+    cut to `limit` characters, and, when a batch's texts add up to more than its budget (batch_budget), the longest
+    ones cut further, to the one length that fits the budget. Cuts fall at a word boundary where one is near."""
+    queries = list(queries)
+    cap = water_level([min(len(q.text), limit) for q in queries], batch_budget(len(queries)))
+    return [_cut(q, min(limit, cap)) for q in queries]
+
+
+def batch_budget(n: int) -> int:
+    """Characters a batch of `n` queries may read in all: MEAN_QUERY_CHARS a query, counted over at least
+    MIN_BUDGET_QUERIES (a small batch is cheap whatever its texts, so a lone long proposition is never cut below
+    MAX_QUERY_CHARS)."""
+    return MEAN_QUERY_CHARS * max(n, MIN_BUDGET_QUERIES)
+
+
+def water_level(lengths: list[int], budget: int) -> int:
+    """The largest cap c with sum(min(length, c)) <= budget (every length when they fit): cutting only the longest
+    texts, to a common length, spends the budget on the most queries whole."""
+    if sum(lengths) <= budget:
+        return max(lengths, default=0)
+    spent, ordered = 0, sorted(lengths)
+    for i, length in enumerate(ordered):
+        share = (budget - spent) // (len(ordered) - i)
+        if length > share:
+            return share
+        spent += length
+    return ordered[-1]
+
+
+def _cut(q: Query, limit: int) -> Query:
+    if len(q.text) <= limit:
+        return q
+    head = q.text[:limit]
+    space = head.rfind(" ", max(0, limit - 100))
+    return Query(q.query_id, head[:space] if space > 0 else head, q.stance, q.extra)

@@ -282,9 +282,9 @@ def train(
     manifest["ranker"] = "none" if choice[2] is None else ("linear" if choice[2] is linear else "lambdamart")
     (choice[2] or linear).save(out / "ranker.json")
     manifest["dev_ndcg@10"] = dev_scores
-    # 5. The stance contrast for a text asked with both stances, on the chosen fusion. (Never the refuter slots: they
-    # are a prior on which documents CaseFacts' propositions cite as refuting, not a reading of the texts, and only
-    # a --config file turns them on; docs/stance.md.)
+    # 5. What the stance contrast would score on dev, on the chosen fusion: reported, never shipped. It raised
+    # CaseFacts dev's both-stance scores but lowered both answers of the fresh hand-written two-sided propositions
+    # (benchmarks/stance_fresh.py), so, like the refuter slots, only a --config file turns it on (docs/stance.md).
     # The dev index was built before any ranker existed: it is handed the chosen one (the index is thrown away).
     # A linear ranker fitted on dev itself would flatter any weight chosen on its dev scores: then there is none.
     fused = None
@@ -292,7 +292,8 @@ def train(
         searcher.ranker = choice[2]
         chosen = RetrievalConfig(fusion="learned" if choice[2] is not None else "interpolate", weights=weights)
         fused = searcher.fuse(signals, dev_q, chosen, dev_encoded)
-    manifest["stance_contrast"], manifest["stance_contrast_dev"] = choose_contrast(dev_q, dev_qrels, doc_ids, fused)
+    manifest["stance_contrast_best_on_dev"], manifest["stance_contrast_dev"] = choose_contrast(dev_q, dev_qrels,
+                                                                                                doc_ids, fused)
     if memory_with_dev:
         # Selection is over, so dev's labeled propositions join the shipped memory (and with it the citation priors
         # and the lexical expansion, which build.sh derives from the memory): more cases covered, more wordings of

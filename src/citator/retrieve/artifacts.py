@@ -21,7 +21,6 @@ class Artifacts:
     weights: dict[str, float]
     fusion: str
     info: dict[str, Any]
-    stance_contrast: float = 0.0  # chosen on dev by citator train (absent from artifacts trained before it existed)
 
     @property
     def encoder_dir(self) -> Path:
@@ -54,8 +53,7 @@ def read_artifacts(root: str | Path, allow_incomplete: bool = False) -> Artifact
             raise IndexDirError(f"{path}: format {obj.get('format')!r} is not {FORMAT!r}")
         if obj.get("complete") is not True and not allow_incomplete:
             raise IndexDirError(f"{root}: training did not finish (manifest not complete); rerun citator train")
-        artifacts = Artifacts(root, {k: float(v) for k, v in obj["weights"].items()}, str(obj["fusion"]), obj,
-                              float(obj.get("stance_contrast", 0.0)))
+        artifacts = Artifacts(root, {k: float(v) for k, v in obj["weights"].items()}, str(obj["fusion"]), obj)
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise IndexDirError(f"{path}: corrupt artifacts manifest ({exc}); retrain with citator train") from None
     for part in (artifacts.encoder_dir / "config.json", artifacts.memory_dir / "memory.jsonl"):

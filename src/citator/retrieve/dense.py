@@ -23,6 +23,9 @@ class DenseIndex:
     def __init__(self, vectors: np.ndarray) -> None:
         self.vectors = vectors
         self._faiss = None
+        # The float32 copy scoring reads, made on the first search and kept: a long-lived server would otherwise
+        # convert every stored vector again for each batch (most of a warm brief's dense scoring).
+        self._scored: np.ndarray | None = None
 
     def save(self, path: Path, dtype: str = "float16") -> None:
         save_npy_atomic(path, self.vectors.astype(dtype))
@@ -37,7 +40,9 @@ class DenseIndex:
 
     def score_all(self, queries: np.ndarray) -> np.ndarray:
         """float32 (n_queries, n_vectors) inner products."""
-        return (np.asarray(queries, dtype=np.float32) @ np.asarray(self.vectors, dtype=np.float32).T).astype(np.float32)
+        if self._scored is None:
+            self._scored = np.asarray(self.vectors, dtype=np.float32)
+        return (np.asarray(queries, dtype=np.float32) @ self._scored.T).astype(np.float32)
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (indices, scores) per query; faiss IndexFlatIP for very large indexes."""

@@ -76,10 +76,9 @@ def build_index(
         print(f"warning: {message}; building without them", file=sys.stderr)
         artifacts = None
     if config is None:
-        # Never refuter slots from artifacts (older ones recorded a number chosen on dev): only a --config file sets
-        # that CaseFacts-specific prior.
-        config = (RetrievalConfig(fusion=artifacts.fusion, weights=artifacts.weights,
-                                  stance_contrast=artifacts.stance_contrast)
+        # Never a stance contrast or refuter slots from artifacts: both are opt-in, set by a --config file only
+        # (docs/stance.md: neither holds on propositions CaseFacts did not produce).
+        config = (RetrievalConfig(fusion=artifacts.fusion, weights=artifacts.weights)
                   if artifacts else RetrievalConfig())
     config.check()
     missing = [s for s, w in config.weights.items() if w and s not in BASE_SIGNALS and artifacts is None]

@@ -170,7 +170,10 @@ def memory_signals(
 
 def document_centroids(memory: PropositionMemory, links: tuple[np.ndarray, np.ndarray], n_docs: int) -> np.ndarray:
     """Each document as the normalised mean of the propositions linked to it (zero where none is)."""
+    from scipy.sparse import csr_matrix
+
     rows, cols = links
-    centroids = np.zeros((n_docs, memory.vectors.shape[1]), dtype=np.float32)
-    np.add.at(centroids, cols, memory.vectors[rows])
-    return normalise_rows(centroids)
+    # A sparse (documents x entries) link-count matrix times the entry vectors: the sums np.add.at would make, at a
+    # small fraction of its cost (it ran on every search: a third of a warm brief's time).
+    counts = csr_matrix((np.ones(len(rows), dtype=np.float32), (cols, rows)), shape=(n_docs, len(memory.vectors)))
+    return normalise_rows(np.asarray(counts @ memory.vectors, dtype=np.float32))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -114,6 +115,22 @@ def create_app(index_dir: str | Path, corpus: str | Path | None = None, k: int =
                     after=text[span.end:], back="/?" + urlencode({"q": q}) if q else "/")
 
     return app
+
+
+# What `citator ui --workers N` hands each worker process (uvicorn starts them from an import string).
+ENV_PREFIX = "CITATOR_UI_"
+
+
+def worker_environment(index_dir: str | Path, corpus: str | Path | None, k: int, threads: int) -> dict[str, str]:
+    return {f"{ENV_PREFIX}INDEX_DIR": str(Path(index_dir).absolute()), f"{ENV_PREFIX}CORPUS":
+            str(Path(corpus).absolute()) if corpus else "", f"{ENV_PREFIX}K": str(k), f"{ENV_PREFIX}THREADS": str(threads)}
+
+
+def app_from_environment() -> FastAPI:
+    """One worker's app, from worker_environment's variables (the parent checked the index before it started)."""
+    env = os.environ
+    return create_app(env[f"{ENV_PREFIX}INDEX_DIR"], corpus=env[f"{ENV_PREFIX}CORPUS"] or None,
+                      k=int(env[f"{ENV_PREFIX}K"]), threads=int(env[f"{ENV_PREFIX}THREADS"]))
 
 
 def _limit_threads(threads: int) -> None:
