@@ -49,6 +49,11 @@ class RunError(CitatorError):
     """A ranking handed to a metric breaks its rules (a document listed twice)."""
 
 
+class ShapeError(CitatorError, TypeError):
+    """Judgments or a run handed to `citator.evaluate` in a shape it does not take (a TypeError too, as Python's
+    own functions raise for a wrong argument type)."""
+
+
 class OutputError(CitatorError):
     """A path citator was asked to write breaks the output rule (not a regular file, a symlink, an input)."""
 

@@ -14,6 +14,7 @@ from citator.evaluate.ndcg import ndcg
 from citator.evaluate.precision import precision
 from citator.evaluate.recall import recall
 from citator.evaluate.rr import reciprocal_rank
+from citator.evaluate.shapes import Run, as_qrels, as_rankings
 
 _FUNCS: dict[str, Callable[..., float]] = {
     "ndcg": ndcg,
@@ -54,13 +55,18 @@ def parse_measure(name: str) -> Measure:
 
 
 def per_query(
-    qrels: Qrels, run: Mapping[str, Sequence[str]], measures: Iterable[str], query_ids: Iterable[str] | None = None
+    qrels: Qrels | Mapping[str, Mapping[str, int]], run: Run, measures: Iterable[str] | str,
+    query_ids: Iterable[str] | None = None,
 ) -> dict[str, dict[str, float]]:
     """metric name -> query_id -> value; a query without a ranking scores 0.
 
+    `qrels` and `run` take the shapes of evaluate/shapes.py (a `{doc: score}` run is ranked as trec_eval ranks it).
     `query_ids` defaults to every query in the qrels: the evaluated set is fixed by the judgments,
     never by what the run happens to contain.
     """
+    qrels, run = as_qrels(qrels), as_rankings(run)
+    if isinstance(measures, str):
+        measures = [measures]
     ids = list(qrels.query_ids() if query_ids is None else query_ids)
     out: dict[str, dict[str, float]] = {}
     for name in measures:
@@ -76,7 +82,10 @@ def per_query(
 
 
 def evaluate(
-    qrels: Qrels, run: Mapping[str, Sequence[str]], measures: Iterable[str], query_ids: Iterable[str] | None = None
+    qrels: Qrels | Mapping[str, Mapping[str, int]], run: Run, measures: Iterable[str] | str,
+    query_ids: Iterable[str] | None = None,
 ) -> dict[str, float]:
-    """Mean of each metric over the evaluated queries: `evaluate(qrels, run, ["ndcg@10"])`."""
+    """Mean of each metric over the evaluated queries: `evaluate(qrels, run, ["ndcg@10", "rr"])`, with qrels
+    `{query_id: {doc_id: grade}}` (or a `Qrels`) and a run `{query_id: [doc_id, ...]}` or
+    `{query_id: {doc_id: score}}`."""
     return {name: (fmean(values.values()) if values else 0.0) for name, values in per_query(qrels, run, measures, query_ids).items()}
