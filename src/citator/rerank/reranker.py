@@ -1,0 +1,81 @@
+"""Reranker: a built-in strategy over a local LLM, called from Python on one query at a time.
+
+`Reranker(model_dir, strategy="first-token").rank(query, candidates)` runs the strategy in this process against
+the same token ledger the runner meters with (`LocalClient`): the budget holds exactly as in `citator rerank`, but
+nothing is sandboxed or CPU-metered, so only the built-in strategies are offered. A submission is scored by the
+runner (`citator rerank`), never here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from citator.errors import ConfigError
+from citator.models.llm import LLMBackend
+from citator.rerank.limits import Limits
+from citator.rerank.local import LocalClient
+from citator.rerank.strategies import STRATEGIES
+from citator.rerank.strategy import Candidate, QueryInfo
+
+# A candidate: its text alone (its id is then its position, "0", "1", ...), (id, text), or a mapping with "id" and
+# "text" and optionally "score" (the first stage's score; some strategies blend it in).
+CandidateLike = str | tuple[str, str] | Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Every candidate id, best first, and what the strategy spent of its budget."""
+
+    ids: tuple[str, ...]
+    weighted_tokens: int
+    calls: int
+
+
+class Reranker:
+    """A local LLM (`model_dir`, loaded once) and a built-in strategy, under the spec's per-query token budget."""
+
+    def __init__(self, model: str | Path | LLMBackend, strategy: str = "first-token",
+                 budget: int = Limits.weighted_tokens, output_weight: int = Limits.output_weight) -> None:
+        if strategy not in STRATEGIES:
+            raise ConfigError(f"strategy must be one of {', '.join(sorted(STRATEGIES))}, got {strategy!r}")
+        Limits(weighted_tokens=budget, output_weight=output_weight)  # the runner's own range checks
+        if isinstance(model, LLMBackend):
+            self.backend = model
+        else:
+            from citator.models.transformers_llm import TransformersLLM
+
+            self.backend = TransformersLLM(model)
+        self.strategy = strategy
+        self._rank = importlib.import_module(STRATEGIES[strategy]).rank
+        self.budget, self.output_weight = budget, output_weight
+
+    def rank(self, query: str, candidates: Sequence[CandidateLike], query_id: str = "q") -> Ranking:
+        """Rank `candidates` (given in first-stage order, best first) for `query`; a fresh budget per call."""
+        if not isinstance(query, str) or not query.strip():
+            raise ConfigError("query must be a non-empty string")
+        cands = [_candidate(c, i) for i, c in enumerate(candidates)]
+        if len({c.id for c in cands}) != len(cands):
+            raise ConfigError("candidate ids must be distinct")
+        client = LocalClient(self.backend, self.budget, self.output_weight)
+        ids = self._rank(QueryInfo(query_id, query, cands, {}), client)
+        known = {c.id: None for c in cands}
+        ranked = list(dict.fromkeys(i for i in ids if i in known))
+        # What the strategy left unranked keeps its first-stage order below what it ranked.
+        ranked += [c.id for c in cands if c.id not in set(ranked)]
+        return Ranking(tuple(ranked), client.ledger.spent, sum(not e.refused for e in client.ledger.entries))
+
+
+def _candidate(c: CandidateLike, i: int) -> Candidate:
+    if isinstance(c, str):
+        return Candidate(str(i), c, i + 1, 0.0)
+    if isinstance(c, tuple) and len(c) == 2 and all(isinstance(x, str) for x in c):
+        return Candidate(c[0], c[1], i + 1, 0.0)
+    if isinstance(c, Mapping) and isinstance(c.get("id"), str) and isinstance(c.get("text"), str):
+        score = c.get("score", 0.0)
+        if isinstance(score, bool) or not isinstance(score, (int, float)):
+            raise ConfigError(f"candidate {i}: score must be a number, got {score!r}")
+        return Candidate(c["id"], c["text"], i + 1, float(score))  # type: ignore[arg-type]
+    raise ConfigError(f"candidate {i}: expected a text, (id, text) or {{'id', 'text'[, 'score']}}, got {c!r:.80}")
