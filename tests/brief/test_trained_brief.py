@@ -15,8 +15,6 @@ from citator.brief.render import render
 def trained_index(small_stance_set: dict[str, Path], brief_index: Path,
                   tmp_path_factory: pytest.TempPathFactory) -> Path:
     from citator.cli.main import main
-    from citator.retrieve.artifacts import read_artifacts
-    from citator.retrieve.index_dir import build_index
 
     work = tmp_path_factory.mktemp("trained-brief")
     # The fixture's queries are all `dev`: two thirds of the propositions become `train`.
@@ -30,7 +28,8 @@ def trained_index(small_stance_set: dict[str, Path], brief_index: Path,
     assert main(["train", "--corpus", str(small_stance_set["corpus"]), "--queries", str(queries),
                  "--ground-truth", str(small_stance_set["gt"]), "--out", str(artifacts), "--epochs", "1"]) == 0
     index_dir = work / "index"
-    build_index(small_stance_set["corpus"], index_dir, artifacts=read_artifacts(artifacts), progress=False)
+    # Built through the public API: model= is the artifacts directory, and the opened index says it is trained.
+    assert StanceIndex.build(small_stance_set["corpus"], index_dir, model=artifacts).trained
     return index_dir
 
 

@@ -4,8 +4,9 @@ It wraps `StanceSearcher` and ranks nothing itself: a hit's documents and scores
 adds is what a person needs to judge a hit: the document's title and citation, the passage that scored with the
 query's terms marked, each signal's score and rank, and the training propositions that cite the document.
 
-A proposition's `supported` and `refuted` answers are asked in one batch when the index reads them against each
-other (a stance contrast or refuter slots, retrieve/contrast.py), so `search(text, stance=s)` and the brief's
+A proposition's `supported` and `refuted` answers are always asked in one batch: a brief costs one search (one
+encoder call for both stances), an index that reads the stances against each other (a stance contrast or refuter
+slots, retrieve/contrast.py) sees both, and `search(text, stance=s)` asks that same batch, so it and the brief's
 column `s` are always the same ranking.
 """
 
@@ -52,7 +53,6 @@ class StanceIndex:
         self.positions = {doc_id: i for i, doc_id in enumerate(searcher.doc_ids)}
         config = searcher.config
         self.spec = PassageSpec(config.passage_words, config.passage_overlap)
-        self.pairs = bool(config.stance_contrast or (config.refuter_slots and searcher.citations is not None))
         tokenizer = searcher.lexical_passage.tokenizer
         self._stop = frozenset(tokenizer.stopwords or ())
         self._stem = tokenizer.stemmer
@@ -83,6 +83,21 @@ class StanceIndex:
             raise IndexDirError(f"{corpus}: not the corpus {index_dir} was built from (sha256 differs)")
         return cls(searcher, CorpusDocuments(Path(corpus), searcher.doc_ids))
 
+    @classmethod
+    def build(cls, corpus: str | Path, index_dir: str | Path, model: str | Path | None = None,
+              encoder: str | Path | None = None) -> StanceIndex:
+        """Build an index of `corpus` (JSONL: doc_id, text, ...) in `index_dir` and open it: `citator build
+        --no-serve`. `model`: a trained artifacts directory (`citator train --out`): the index ranks with it
+        and reads its fine-tuned encoder from there at search time, so keep it in place; without one the index
+        is the untrained hybrid, and `trained` says so. `encoder`: a local encoder directory (default: the bundled MiniLM)."""
+        from citator.bench.stance import build
+        from citator.retrieve.artifacts import read_artifacts
+
+        artifacts = None if model is None else read_artifacts(Path(model))
+        build(Path(corpus), Path(index_dir), None if encoder is None else Path(encoder), serve=False,
+              artifacts=artifacts)
+        return cls.open(index_dir)
+
     def cited(self, text: str) -> tuple[str, ...]:
         """The sections of this index that `text` cites exactly (`NRS 432B.220`, `D.C. Code § 16-2301`; every
         printed version), found by parsing alone; () when `text` is no citation or cites nothing here."""
@@ -103,9 +118,7 @@ class StanceIndex:
 
     def brief(self, text: str, k: int = 5) -> Brief:
         """The top `k` supporting and refuting documents for `text`, each with its evidence and reasons."""
-        hits = self._answer(text, self._batch("supported"), k)
-        if "refuted" not in hits:
-            hits.update(self._answer(text, self._batch("refuted"), k))
+        hits = self._answer(text, PAIR, k)
         return Brief(" ".join(text.split()), hits["supported"], hits["refuted"], self.trained)
 
     def document(self, doc_id: str) -> Document:
@@ -125,10 +138,9 @@ class StanceIndex:
         return doc, span, tuple(Span(m.start + span.start, m.end + span.start) for m in marks)
 
     def _batch(self, stance: str) -> tuple[str, ...]:
-        """The stances one search asks to answer `stance`: both, when the index ranks them against each other.
-        Otherwise the stance alone (a batch's shape moves the encoder's floats in their last bits, so a brief
-        asks exactly what `search` asks)."""
-        return PAIR if stance in PAIR and self.pairs else (stance,)
+        """The stances one search asks to answer `stance`: both for either of them, exactly as a brief asks (a
+        batch's shape moves the encoder's floats in their last bits), else the stance alone."""
+        return PAIR if stance in PAIR else (stance,)
 
     def _answer(self, text: str, stances: Sequence[str], k: int) -> dict[str, tuple[Hit, ...]]:
         text = _check(text, k)
