@@ -1,14 +1,27 @@
-"""citator: find the legal authority that supports or refutes a proposition, and measure it honestly."""
+"""citator: find the legal authority that supports or refutes a proposition, and measure it honestly.
+
+The public API: `evaluate` (any run against any judgments), `StanceIndex` (build, open, search, brief),
+`Reranker` (a built-in strategy over a local LLM under the token budget), `statute_benchmark`, and `SAMPLE`,
+the bundled CaseFacts sample's directory. Everything else is internal and may change.
+"""
+
+from pathlib import Path
 
 from citator.errors import CitatorError, DataError
 from citator.evaluate import evaluate
 
 __version__ = "0.1.0"
 
-__all__ = ["Brief", "CitatorError", "DataError", "Hit", "StanceIndex", "evaluate", "__version__"]
+# The bundled CaseFacts sample: corpus.jsonl, queries.jsonl, ground_truth.jsonl (CC BY-NC; see its PROVENANCE.md).
+SAMPLE = Path(__file__).parent / "samples" / "casefacts"
+
+__all__ = ["Brief", "CitatorError", "DataError", "Hit", "Ranking", "Reranker", "SAMPLE", "StanceIndex", "evaluate",
+           "statute_benchmark", "__version__"]
 
 # Loaded on first use: `import citator` stays light (run.sh's client never pays for numpy or the encoders).
-_LAZY = {"StanceIndex": "citator.brief.index", "Brief": "citator.brief.records", "Hit": "citator.brief.records"}
+_LAZY = {"StanceIndex": "citator.brief.index", "Brief": "citator.brief.records", "Hit": "citator.brief.records",
+         "Reranker": "citator.rerank.reranker", "Ranking": "citator.rerank.reranker",
+         "statute_benchmark": "citator.bench.statutes.run"}
 
 
 def __getattr__(name: str) -> object:

@@ -275,3 +275,25 @@ def _human(config: RunConfig, pools: Sequence[Pool], orders: Mapping[str, Mappin
         "calibration_passage": calibration([p for p in pools if p.query.kind == "ranking"], dists, labels.passage),
         "calibration_section": calibration([p for p in pools if p.query.kind == "ranking"], dists, labels.section),
     }
+
+
+def statute_benchmark(corpus: str | Path, suite: str | Path, out: str | Path, provider: Provider | str | None = None,
+                      *, retrieval: str = "keyword", labels: str | Path | None = None,
+                      index_dir: str | Path | None = None) -> dict[str, Any]:
+    """`citator bench statutes` from Python: run (or resume) the benchmark into `out` and return its metrics.
+
+    `provider`: None (pools and keyword order only), "embedding" (the bundled MiniLM's similarity, no requests) or
+    a `Provider` object (`citator.providers`); `retrieval`: "keyword" (the primary arm) or "hybrid"."""
+    from citator.errors import ConfigError
+
+    if retrieval not in ("keyword", "hybrid"):
+        raise ConfigError(f'retrieval must be "keyword" or "hybrid", got {retrieval!r}')
+    if provider == "embedding":
+        from citator.providers.embedding import EmbeddingProvider
+
+        provider = EmbeddingProvider()
+    elif provider is not None and not isinstance(provider, Provider):
+        raise ConfigError(f'provider must be None, "embedding" or a Provider, got {provider!r}')
+    config = RunConfig(Path(corpus), Path(suite), Path(out), None if labels is None else Path(labels),
+                       retrieval=retrieval, index_dir=None if index_dir is None else Path(index_dir))
+    return run_statutes(config, provider)
