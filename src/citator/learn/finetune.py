@@ -103,7 +103,7 @@ def resolve_precision(requested: str, device: str) -> str:
     On a CPU "auto" needs both the bf16 units and torch's kernels for them.
 
     bf16 autocast fine-tunes MiniLM 1.3-1.9x as fast per step on a CPU with AMX
-    (benchmarks/experiments/finetune_precision.py), which is what keeps `citator train` within 30 minutes on a
+    (the finetune_precision probe, docs/probes.md), which keeps `citator train` within 30 minutes on a
     slow hour of the 2-core machine. The encoder it makes is not the fp32 one, so the artifacts' manifest records
     which precision trained them.
     """

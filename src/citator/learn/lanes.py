@@ -1,7 +1,7 @@
 """Independent CPU-bound jobs in worker processes of one thread each, side by side.
 
 On 2 cores, two single-thread fine-tunings side by side ran 1.16 steps/s against 0.93 for one fine-tuning on both
-threads (`benchmarks/experiments/finetune_threads.py`): the per-step work that does not spread over threads
+threads (the finetune_threads probe, docs/probes.md): the per-step work that does not spread over threads
 (tokenising, the optimiser, small kernels) overlaps instead of waiting.
 """
 
