@@ -8,7 +8,6 @@ Needs the index that benchmarks/stance.py builds. Writes benchmarks/results/bm25
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 

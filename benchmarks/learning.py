@@ -106,7 +106,8 @@ def best_on_dev(manifest: dict) -> float:  # type: ignore[type-arg]
 
 def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> dict:  # type: ignore[type-arg]
     from citator.data.hashing import sha256_file
-    from citator.models.encoder import default_encoder_path, encoder_fingerprint
+    from citator.models.fingerprint import model_fingerprint
+    from citator.models.load import default_encoder_path
     from citator.retrieve.fusion import top_k
     from citator.retrieve.index_dir import reusable_passages, training_passage_files
     from citator.retrieve.searcher import StanceSearcher
@@ -132,7 +133,7 @@ def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> di
     out["chosen_fusion"] = manifest["fusion"]
 
     index = WORK / "learning" / name / "index"
-    encoder_sha256 = encoder_fingerprint(default_encoder_path())
+    encoder_sha256 = model_fingerprint(default_encoder_path())
     reused = None
     if reuse_passages and (index / "manifest.json").is_file():
         reused = reusable_passages(index, folder / "corpus.jsonl", encoder_sha256)

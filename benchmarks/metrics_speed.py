@@ -9,7 +9,6 @@ script checks that their mean nDCG@10 agree before it reports any time.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import random
 import time

@@ -91,12 +91,13 @@ def cached_passages(name: str, artifacts: Path):  # type: ignore[no-untyped-def]
     """The base passages `citator train` cached for NAME's corpus in the artifacts' work folder (there as soon as
     training has encoded them, finished or not), else (None, None)."""
     from citator.data.hashing import sha256_file
-    from citator.models.encoder import default_encoder_path, encoder_fingerprint
+    from citator.models.fingerprint import model_fingerprint
+    from citator.models.load import default_encoder_path
     from citator.retrieve.index_dir import training_passage_files
     from citator.retrieve.late_interaction import TokenStore
 
     files = training_passage_files(artifacts / "work", sha256_file(DATA / name / "corpus.jsonl"),
-                                   encoder_fingerprint(default_encoder_path()))
+                                   model_fingerprint(default_encoder_path()))
     return (np.load(files[0]), TokenStore.load(files[1])) if files else (None, None)
 
 

@@ -62,10 +62,11 @@ def main() -> int:
     from citator.bench.statutes.pool import POOL_SIZE
     from citator.bench.statutes.vectors import SectionVectors
     from citator.data.statutes import read_sections, read_suite
-    from citator.models.encoder import encoder_fingerprint, load_encoder
+    from citator.models.fingerprint import model_fingerprint
+    from citator.models.load import load_encoder
 
     encoder = load_encoder(device="cpu")
-    fingerprint = encoder_fingerprint()
+    fingerprint = model_fingerprint()
     results: dict[str, object] = {}
     print(f"{'suite':<5} {'retrieval':<50} {'n':>3} " + " ".join(f"{k:>8}" for k in KEYS))
     for name in args.suites:

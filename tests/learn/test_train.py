@@ -47,7 +47,7 @@ def test_query_finetuning_lowers_the_loss(tiny_qwen3_embedding_dir: Path, tmp_pa
 
     # The saved directory is the trained model, not the base: its queries find their document, above the
     # opposite-stance one, where the base's do not.
-    from citator.models.encoder import load_encoder
+    from citator.models.load import load_encoder
 
     def doc_scores(model_dir: Path) -> np.ndarray:
         q = load_encoder(model_dir).encode_queries([e.text for e in examples], [e.stance for e in examples])
@@ -147,7 +147,7 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     from citator.evaluate import evaluate
     from citator.learn.pairs import QUERY_PREFIXES, query_examples
     from citator.learn.train import _examples_hash
-    from citator.models.encoder import load_encoder
+    from citator.models.load import load_encoder
     from citator.models.transformer_encoder import QUERY_FORMAT_FILE
     from citator.retrieve.ranker import LinearRanker, TreeRanker, load_ranker
     from citator.retrieve.manifest import read_manifest
@@ -337,11 +337,12 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     # encoder (benchmarks/learning.py --reuse-passages): nothing is encoded again and the answers are the same.
     # An index of another corpus offers nothing.
     from citator.bench.stance import build
-    from citator.models.encoder import default_encoder_path, encoder_fingerprint
+    from citator.models.fingerprint import model_fingerprint
+    from citator.models.load import default_encoder_path
     from citator.retrieve.artifacts import read_artifacts
     from citator.retrieve.index_dir import reusable_passages
 
-    base_sha256 = encoder_fingerprint(default_encoder_path())
+    base_sha256 = model_fingerprint(default_encoder_path())
     reused = reusable_passages(index, small_stance_set["corpus"], base_sha256)
     assert reused is not None
     other_corpus = tmp_path / "other-corpus.jsonl"
@@ -495,7 +496,8 @@ def test_a_changed_base_encoder_is_not_taken_for_the_old_one(small_stance_set: d
 
     from citator.errors import IndexDirError
     from citator.learn.train import train
-    from citator.models.encoder import default_encoder_path, encoder_fingerprint
+    from citator.models.fingerprint import model_fingerprint
+    from citator.models.load import default_encoder_path
     from citator.retrieve.artifacts import read_artifacts
     from citator.retrieve.index_dir import build_index
 
@@ -506,18 +508,18 @@ def test_a_changed_base_encoder_is_not_taken_for_the_old_one(small_stance_set: d
     art = tmp_path / "art"
     args = (small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], art)
     first = train(*args, base_encoder=model, finetune=FinetuneConfig(epochs=1), progress=False)
-    assert first["base_encoder_sha256"] == encoder_fingerprint(model)
+    assert first["base_encoder_sha256"] == model_fingerprint(model)
     weights = model / "model.safetensors"
     tensors = load_file(weights)
     name = next(k for k in tensors if k.endswith("word_embeddings.weight"))
     tensors[name] = tensors[name] * 1.5
     save_file(tensors, weights)
-    assert encoder_fingerprint(model) != first["base_encoder_sha256"]
+    assert model_fingerprint(model) != first["base_encoder_sha256"]
     with pytest.raises(IndexDirError, match="trained against encoder"):
         build_index(small_stance_set["corpus"], tmp_path / "index", model, artifacts=read_artifacts(art), progress=False)
     second = train(*args, base_encoder=model, finetune=FinetuneConfig(epochs=1), progress=False)
     assert second["timings"]["reused_encoders"] == 0
-    assert second["base_encoder_sha256"] == encoder_fingerprint(model)
+    assert second["base_encoder_sha256"] == model_fingerprint(model)
     assert len(list((art / "work").glob("base-passages-*.npy"))) == 2  # new vectors, cached under the new weights
     build_index(small_stance_set["corpus"], tmp_path / "index", model, artifacts=read_artifacts(art), progress=False)
 
@@ -527,7 +529,8 @@ def test_base_passages_are_reused_only_under_the_same_rules_and_a_base_index_lea
         small_stance_set: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from citator.data.hashing import sha256_file
     from citator.learn.train import train
-    from citator.models.encoder import default_encoder_path, encoder_fingerprint
+    from citator.models.fingerprint import model_fingerprint
+    from citator.models.load import default_encoder_path
     from citator.retrieve import index_dir as index_dir_module
     from citator.retrieve.artifacts import read_artifacts
     from citator.retrieve.index_dir import build_index, reusable_passages, training_passage_files
@@ -535,7 +538,7 @@ def test_base_passages_are_reused_only_under_the_same_rules_and_a_base_index_lea
 
     queries = write_resplit(small_stance_set, tmp_path,
                             lambda i, r, props: "train" if props.index(r["proposition_id"]) % 2 else "dev")
-    corpus, base_sha256 = small_stance_set["corpus"], encoder_fingerprint(default_encoder_path())
+    corpus, base_sha256 = small_stance_set["corpus"], model_fingerprint(default_encoder_path())
     first = tmp_path / "first"
     train(corpus, [(queries, small_stance_set["gt"])], [], first, finetune=FinetuneConfig(epochs=1), progress=False)
     index = tmp_path / "index"
@@ -681,7 +684,6 @@ def test_a_rerun_that_fails_before_replacing_anything_leaves_the_artifacts_usabl
 def test_an_empty_proposition_id_counts_as_none() -> None:
     from citator.learn.train import _proposition, memory_entries
     from citator.data import Qrels
-    from citator.retrieve.memory import PropositionMemory
 
     q = Query("q1", "a claim", "supported", extra={"proposition_id": " "})
     assert _proposition(q) == "q1"

@@ -7,7 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citator.models.encoder import STANCE_TASKS, load_encoder
+from citator.models.encoder import STANCE_TASKS
+
+from citator.models.load import load_encoder
 from citator.models.qwen3_encoder import Qwen3Encoder, query_with_instruction
 
 
@@ -58,11 +60,13 @@ def test_minilm_matches_sentence_transformers(minilm_dir: Path) -> None:
     assert np.allclose(a, b)
 
 
-def test_encoder_fingerprint_reads_the_files_not_the_folder_name_and_follows_links(tmp_path: Path) -> None:
+def test_model_fingerprint_reads_the_files_not_the_folder_name_and_follows_links(tmp_path: Path) -> None:
     import json
     import shutil
 
-    from citator.models.encoder import default_encoder_path, encoder_fingerprint
+    from citator.models.fingerprint import model_fingerprint
+
+    from citator.models.load import default_encoder_path
 
     real = default_encoder_path()
     linked = tmp_path / "model"
@@ -74,11 +78,11 @@ def test_encoder_fingerprint_reads_the_files_not_the_folder_name_and_follows_lin
     shutil.copytree(real / "1_Pooling", pooling)
     (linked / "1_Pooling").symlink_to(pooling, target_is_directory=True)
     (linked / "loop").symlink_to(linked, target_is_directory=True)  # a cycle is walked once
-    assert encoder_fingerprint(linked) == encoder_fingerprint(real)
+    assert model_fingerprint(linked) == model_fingerprint(real)
     config = json.loads((pooling / "config.json").read_text())
     config["pooling_mode_mean_tokens"], config["pooling_mode_cls_token"] = False, True
     (pooling / "config.json").write_text(json.dumps(config))
-    assert encoder_fingerprint(linked) != encoder_fingerprint(real)
+    assert model_fingerprint(linked) != model_fingerprint(real)
     (linked / "README.md").unlink()  # documentation does not count
     (linked / "NOTES.md").write_text("x")
-    assert encoder_fingerprint(linked) == encoder_fingerprint(linked.resolve())
+    assert model_fingerprint(linked) == model_fingerprint(linked.resolve())

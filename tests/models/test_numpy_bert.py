@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citator.models.encoder import load_query_encoder
+from citator.models.load import load_query_encoder
 from citator.models.numpy_bert import NumpyBertEncoder, _erf, supports
 from citator.models.transformer_encoder import QUERY_FORMAT_FILE, TransformerEncoder
 

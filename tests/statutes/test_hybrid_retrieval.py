@@ -61,7 +61,7 @@ def test_cross_references_and_neighbours() -> None:
 
 @pytest.fixture(scope="module")
 def encoder(minilm_dir: Path):  # type: ignore[no-untyped-def]
-    from citator.models.encoder import load_encoder
+    from citator.models.load import load_encoder
 
     return load_encoder(minilm_dir, device="cpu")
 

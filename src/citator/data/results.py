@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from citator.data.atomic import atomic_open, write_jsonl_atomic
-from citator.data.jsonl import iter_jsonl, iter_text_lines, require_str, require_unique_str
+from citator.data.jsonl import iter_jsonl, iter_text_lines, require_unique_str
 from citator.data.records import Query, ResultLine, ScoredDoc
 from citator.errors import ResultsError
 

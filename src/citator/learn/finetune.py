@@ -133,7 +133,7 @@ def finetune_query_encoder(
     import torch
     import torch.nn.functional as F
 
-    from citator.models.encoder import load_encoder
+    from citator.models.load import load_encoder
     from citator.models.transformer_encoder import QUERY_FORMAT_FILE
 
     torch.manual_seed(config.seed)

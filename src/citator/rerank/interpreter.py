@@ -18,7 +18,7 @@ from citator.rerank import syscall_filter
 from citator.rerank.errors import RerankError
 from citator.rerank.namespaces import Confinement
 from citator.rerank.runtime import StrategyRuntime
-from citator.rerank.sandbox import SandboxUser
+from citator.rerank.account import SandboxUser
 
 # Starts a built-in strategy with nothing but the interpreter, json and the SDK: see docs/protocol.md.
 BOOTSTRAP = "import sys\nfrom citator.rerank.strategies.__main__ import main\nsys.exit(main(sys.argv[1:]))\n"

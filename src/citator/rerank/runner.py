@@ -36,7 +36,8 @@ from citator.rerank.protocol import (
     refused_reply,
 )
 from citator.rerank.runtime import StrategyRuntime
-from citator.rerank.sandbox import SandboxUser, StrategyProcess, network_isolation, sandbox_user
+from citator.rerank.account import SandboxUser, sandbox_user
+from citator.rerank.sandbox import StrategyProcess, network_isolation
 from citator.rerank.strategies import STRATEGIES
 
 STDERR_TAIL = 2000

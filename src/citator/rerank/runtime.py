@@ -27,7 +27,8 @@ import weakref
 from pathlib import Path
 from types import FrameType
 
-from citator.rerank.sandbox import SandboxUser, StrategyProcess
+from citator.rerank.account import SandboxUser
+from citator.rerank.sandbox import StrategyProcess
 
 PREFIX = "citator-strategy-"
 

@@ -10,7 +10,6 @@ RLIMIT_CPU is a backstop.
 from __future__ import annotations
 
 import os
-import pwd
 import resource
 import select
 import shutil
@@ -18,34 +17,17 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from citator.rerank import syscall_filter
 from citator.rerank.limits import Limits
+from citator.rerank.account import SandboxUser
 from citator.rerank.namespaces import Confinement
 from citator.rerank.protocol import ProtocolViolation
 
 _TICK = os.sysconf("SC_CLK_TCK")
 _POLL_S = 0.02
 _SESSION_SCAN_S = 0.25
-
-
-@dataclass(frozen=True)
-class SandboxUser:
-    """The unprivileged account strategies run as when the runner is root."""
-
-    name: str
-    uid: int
-    gid: int
-
-
-def sandbox_user(name: str = "nobody") -> SandboxUser | None:
-    """`name`'s ids when running as root; None (run as ourselves, already unprivileged) otherwise."""
-    if os.geteuid() != 0:
-        return None
-    entry = pwd.getpwnam(name)
-    return SandboxUser(name, entry.pw_uid, entry.pw_gid)
 
 
 def network_isolation(user: SandboxUser | None) -> list[str]:

@@ -54,7 +54,8 @@ def build_index(
     `artifacts_optional` (they were picked up by default rather than asked for). `passage_vectors` (and
     `passage_tokens`, the documents' content-token states) already computed for this corpus and encoder are reused.
     """
-    from citator.models.encoder import default_encoder_path, encoder_fingerprint, load_encoder
+    from citator.models.fingerprint import model_fingerprint
+    from citator.models.load import default_encoder_path, load_encoder
 
     output_dir(index_dir, make=False)  # a file, a device or a path under a file: refused before any work
     docs = read_corpus(corpus_path, lenient=True)
@@ -63,7 +64,7 @@ def build_index(
                           f"{min_docs} distinct documents (the contract's), so an index needs at least {min_docs}")
     encoder_path = Path(encoder_path) if encoder_path else default_encoder_path()
     encoder = load_encoder(encoder_path)
-    encoder_sha256 = encoder_fingerprint(encoder_path)
+    encoder_sha256 = model_fingerprint(encoder_path)
     # The weights themselves where the artifacts record them (artifacts trained before that: the encoder's name).
     trained_on = artifacts.info.get("base_encoder_sha256") if artifacts is not None else None
     if artifacts is not None and (artifacts.info.get("base_encoder_id") != encoder.model_id

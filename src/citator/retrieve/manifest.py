@@ -34,7 +34,7 @@ class Manifest:
     data_dir: str
     artifacts_path: str | None = None
     artifacts_sha256: str | None = None
-    encoder_sha256: str | None = None  # models.encoder.encoder_fingerprint; None in indexes built before it
+    encoder_sha256: str | None = None  # models.encoder.model_fingerprint; None in indexes built before it
     passage_rules: str | None = None  # index_dir.passage_rules at build time; None in indexes built before it
     # Every file of the data folder -> {"bytes", "sha256"} (retrieve/index_files.py), recorded at build time.
     files: dict[str, dict[str, Any]] = field(default_factory=dict)

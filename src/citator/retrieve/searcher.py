@@ -96,7 +96,7 @@ class StanceSearcher:
 
     def __init__(self, index_dir: str | Path, encoder_path: str | Path | None = None, cold: bool = False) -> None:
         """`cold`: this process answers one batch and exits (encoders.load_query_encoder picks a light backend)."""
-        from citator.models.encoder import load_query_encoder
+        from citator.models.load import load_query_encoder
 
         self.index_dir = Path(index_dir).absolute()
         self.manifest: Manifest = read_manifest(self.index_dir)
@@ -158,7 +158,7 @@ class StanceSearcher:
     @property
     def encoder(self):  # type: ignore[no-untyped-def]
         if self._encoder is None:
-            from citator.models.encoder import load_query_encoder
+            from citator.models.load import load_query_encoder
 
             self._encoder = load_query_encoder(self._encoder_path, self._cold)
         return self._encoder

