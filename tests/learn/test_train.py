@@ -328,9 +328,9 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     searcher.citations = original
     searcher.config = dataclasses.replace(searcher.config, stance_contrast=0.0, refuter_slots=0)
     assert searcher._encoder is None  # the base encoder was never needed, so never loaded
-    # A cold run.sh (numpy query encoder) ranks exactly as the server (torch) does.
+    # A cold run.sh (the index's ONNX query encoder) ranks exactly as the server (torch) does.
     cold = StanceSearcher(index, cold=True)
-    assert type(cold.ft_encoder).__name__ == "NumpyBertEncoder"
+    assert type(cold.ft_encoder).__name__ == "OnnxEncoder"
     assert [[d.doc_id for d in r.results] for r in cold.search(all_queries, 10)] == [[d.doc_id for d in r.results] for r in results]
 
     # A rebuild for these artifacts can take the base passages from the index already built from the same corpus and

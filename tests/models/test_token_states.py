@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from citator.models.encoder import STOPWORDS, content_vocabulary, pad_token_states
-from citator.models.numpy_bert import NumpyBertEncoder
+from citator.models.onnx_encoder import OnnxEncoder, export_onnx
 from citator.models.transformer_encoder import QUERY_FORMAT_FILE, TransformerEncoder
 
 QUERIES = ["The First Amendment does not protect fraud, e.g. false claims.", "A warrant is needed to search a phone.", "the"]
@@ -50,12 +50,13 @@ def test_query_tokens_are_the_text_s_content_tokens_from_the_same_pass(minilm_di
     assert not np.allclose(alone.states[0, 0], tokens.states[1, 1])
 
 
-def test_numpy_backend_gives_the_same_token_states(minilm_dir: Path, tmp_path: Path) -> None:
+def test_onnx_backend_gives_the_same_token_states(minilm_dir: Path, tmp_path: Path) -> None:
     model = prefixed(minilm_dir, tmp_path)
+    export_onnx(model, tmp_path / "model.onnx")
     torch_v, torch_t = TransformerEncoder(model, device="cpu").encode_queries_with_tokens(QUERIES, STANCES)
-    numpy_v, numpy_t = NumpyBertEncoder(model).encode_queries_with_tokens(QUERIES, STANCES)
-    assert np.array_equal(torch_t.mask, numpy_t.mask)
-    assert np.abs(torch_t.states - numpy_t.states).max() < 1e-5 and np.abs(torch_v - numpy_v).max() < 1e-5
+    onnx_v, onnx_t = OnnxEncoder(model, tmp_path / "model.onnx").encode_queries_with_tokens(QUERIES, STANCES)
+    assert np.array_equal(torch_t.mask, onnx_t.mask)
+    assert np.abs(torch_t.states - onnx_t.states).max() < 1e-5 and np.abs(torch_v - onnx_v).max() < 1e-5
 
 
 def test_document_tokens_are_content_tokens_in_float16(minilm_dir: Path) -> None:

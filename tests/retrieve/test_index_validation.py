@@ -138,3 +138,27 @@ def test_a_good_index_records_every_file_it_holds(small_index: Path) -> None:
     on_disk = {p.relative_to(data).as_posix() for p in data.rglob("*") if p.is_file()}
     assert set(manifest.files) == on_disk and {"dense.npy", "doc_ids.json", "passage_starts.npy"} <= on_disk
     StanceSearcher(small_index, cold=True)
+
+
+def test_a_cold_search_runs_the_index_onnx_graph_and_ranks_as_torch(small_index: Path) -> None:
+    from citator.data import Query
+
+    queries = [Query("q1", "the police searched a car without a warrant", "supported"),
+               Query("q2", "a contract needs consideration", "refuted")]
+    cold, warm = StanceSearcher(small_index, cold=True), StanceSearcher(small_index)
+    cold_results, warm_results = cold.search(queries, 10), warm.search(queries, 10)
+    assert type(cold.encoder).__name__ == "OnnxEncoder" and type(warm.encoder).__name__ == "TransformerEncoder"
+    for a, b in zip(cold_results, warm_results):
+        assert [d.doc_id for d in a.results] == [d.doc_id for d in b.results]
+        assert np.allclose([d.score for d in a.results], [d.score for d in b.results], atol=1e-5)
+
+
+def test_a_damaged_onnx_graph_behind_a_matching_checksum_is_index_damage(small_index: Path, tmp_path: Path) -> None:
+    from citator.data import Query
+
+    index, data, manifest = _copy(small_index, tmp_path)
+    graph = data / "query_graphs" / "base.onnx"
+    graph.write_bytes(graph.read_bytes()[:4096])
+    _write_manifest(index, manifest)
+    with pytest.raises(IndexDirError, match="base.onnx: not a readable ONNX graph.*rebuild with build.sh"):
+        StanceSearcher(index, cold=True).search([Query("q1", "a warrant is needed", "supported")], 10)

@@ -32,17 +32,17 @@ def load_encoder(path: str | Path | None = None, device: str | None = None) -> E
     return TransformerEncoder(model_dir, device=device)
 
 
-def load_query_encoder(path: str | Path | None = None, cold: bool = False) -> Encoder:
+def load_query_encoder(path: str | Path | None = None, cold: bool = False, graph: Path | None = None) -> Encoder:
     """An encoder for the query side of a search.
 
-    `cold`: a one-off process (a run.sh without its server) gets the numpy backend when the directory is a BERT
-    model it runs exactly: importing torch and transformers would cost it about 5 s, more than encoding a batch
-    of queries takes. A long-lived process (the search server) keeps torch, whose kernels are faster.
+    `graph`: the index's ONNX export of this encoder. A one-off process (`cold`: a run.sh without its server) runs
+    it in onnxruntime: importing torch and transformers would cost it about 5 s, more than encoding a batch of queries
+    takes. A long-lived process (the search server) keeps torch.
     """
     model_dir = Path(path) if path is not None else default_encoder_path()
-    if cold:
-        from citator.models import numpy_bert
+    if cold and graph is not None:
+        from citator.models import onnx_encoder
 
-        if numpy_bert.supports(model_dir):
-            return numpy_bert.NumpyBertEncoder(model_dir)
+        if onnx_encoder.supports(model_dir):
+            return onnx_encoder.OnnxEncoder(model_dir, graph)
     return load_encoder(model_dir)

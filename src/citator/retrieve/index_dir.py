@@ -41,6 +41,8 @@ PASSAGE_RULES_VERSION = 1
 # The contract's top-k: run.sh must answer every query with this many distinct documents, so a smaller corpus
 # could build but never answer. Refused at build time.
 MIN_DOCS = 10
+# The data folder's ONNX query encoders: base.onnx and, with artifacts, finetuned.onnx.
+QUERY_GRAPHS = "query_graphs"
 
 
 def build_index(
@@ -207,6 +209,7 @@ def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, enco
             _add_artifacts(tmp, artifacts, docs, vectors, starts)
         (tmp / "doc_ids.json").write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
         write_documents(tmp, docs)  # titles and texts, for briefs that show the passage that scored
+        export_query_graphs(tmp, encoder_path, artifacts, config)
         manifest = Manifest(
             corpus_sha256=sha256_file(corpus_path), n_docs=len(docs), n_passages=len(passages),
             encoder_path=str(encoder_path.absolute()), encoder_id=encoder.model_id, config=config,
@@ -225,6 +228,22 @@ def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, enco
         if stale.name != tmp.name:
             shutil.rmtree(stale, ignore_errors=True)
     return manifest
+
+
+def export_query_graphs(data_dir: Path, encoder_path: Path, artifacts: Artifacts | None,
+                        config: RetrievalConfig) -> None:
+    """The query encoders a search uses as ONNX graphs in the index, for a cold search's onnxruntime
+    (models/onnx_encoder.py): the fine-tuned one of the artifacts, and the base one unless the artifacts' weights
+    leave its dense signal out. An encoder that backend does not run gets none and searches through torch."""
+    from citator.models import onnx_encoder
+
+    base_used = artifacts is None or bool(config.weights.get("dense"))
+    encoders = {"base": encoder_path if base_used else None,
+                "finetuned": artifacts.encoder_dir if artifacts is not None else None}
+    for name, model_dir in encoders.items():
+        if model_dir is not None and onnx_encoder.supports(Path(model_dir)):
+            (data_dir / QUERY_GRAPHS).mkdir(exist_ok=True)
+            onnx_encoder.export_onnx(Path(model_dir), data_dir / QUERY_GRAPHS / f"{name}.onnx")
 
 
 def needs_document_tokens(artifacts: Artifacts | None) -> bool:

@@ -95,9 +95,7 @@ class StanceSearcher:
     """Holds the index (mmap) and the encoders in memory; answers batches of queries."""
 
     def __init__(self, index_dir: str | Path, encoder_path: str | Path | None = None, cold: bool = False) -> None:
-        """`cold`: this process answers one batch and exits (encoders.load_query_encoder picks a light backend)."""
-        from citator.models.load import load_query_encoder
-
+        """`cold`: this process answers one batch and exits (its query encoders run from the index's ONNX graphs)."""
         self.index_dir = Path(index_dir).absolute()
         self.manifest: Manifest = read_manifest(self.index_dir)
         self.config: RetrievalConfig = self.manifest.config
@@ -137,7 +135,7 @@ class StanceSearcher:
             # The index copied the memory of these artifacts: a retrained encoder would not match it.
             if sha256_file(artifacts.root / "manifest.json") != self.manifest.artifacts_sha256:
                 raise IndexDirError(f"{artifacts.root} changed since {self.index_dir} was built; rebuild with build.sh")
-            self.ft_encoder = load_query_encoder(artifacts.encoder_dir, cold)
+            self.ft_encoder = self._query_encoder(artifacts.encoder_dir, "finetuned")
             self.memory = PropositionMemory.load(path("memory"))
             links = load_array(path("memory_links.npy"), 2, "i", rows=2)
             if len(links[0]) and (int(links[1].max()) >= n_docs or int(links[0].max()) >= len(self.memory.entries)
@@ -158,10 +156,26 @@ class StanceSearcher:
     @property
     def encoder(self):  # type: ignore[no-untyped-def]
         if self._encoder is None:
-            from citator.models.load import load_query_encoder
-
-            self._encoder = load_query_encoder(self._encoder_path, self._cold)
+            # The index's graph is of the encoder it was built with, not of one given in its place.
+            own = self._encoder_path == self.manifest.encoder_path
+            self._encoder = self._query_encoder(self._encoder_path, "base" if own else None)
         return self._encoder
+
+    def _query_encoder(self, model_dir: str | Path, graph_name: str | None):  # type: ignore[no-untyped-def]
+        """The query encoder of `model_dir`, run from the index's ONNX graph `graph_name` where the build wrote one
+        (and this search is cold): a graph that does not load is index damage."""
+        from citator.errors import ConfigError, IndexDirError
+        from citator.models.load import load_query_encoder
+        from citator.retrieve.index_dir import QUERY_GRAPHS
+
+        graph = self.manifest.path(self.index_dir, f"{QUERY_GRAPHS}/{graph_name}.onnx") if graph_name else None
+        graph = graph if graph is not None and graph.is_file() else None
+        try:
+            return load_query_encoder(model_dir, self._cold, graph)
+        except ConfigError as exc:
+            if graph is None:
+                raise
+            raise IndexDirError(f"{exc}; rebuild with build.sh") from None
 
     def _dense_maxp(self, vectors: np.ndarray) -> np.ndarray:
         """MaxP of query vectors against the passage vectors (base or fine-tuned queries search the same ones)."""

@@ -1,16 +1,16 @@
-"""A BERT-family encoder in numpy: no torch, no transformers, so a cold run.sh starts in a fraction of the time.
+"""The query side of a search in onnxruntime: no torch, no transformers, so a cold run.sh starts in a fraction of
+the time.
 
-Importing torch and transformers' BERT costs a cold process about 5 s; encoding a few hundred short queries with
-MiniLM costs about 1 s either way (both are BLAS matrix products). This backend reads the same directory
-(`config.json`, `model.safetensors`, `tokenizer.json`, the sentence-transformers pooling config and citator's
-query prefixes) and gives the same vectors as `TransformerEncoder` (tested to 1e-5).
-It serves the query side of a search; building an index keeps the torch backend (GPU, long documents).
+Importing torch and transformers' BERT costs a cold process about 5 s; onnxruntime loads in a fraction of a second
+and runs the same graph. `export_onnx` writes a model directory's encoder as an ONNX graph (last-layer states of
+every token) when an index is built; `OnnxEncoder` reads that graph with the directory's tokenizer, pooling config
+and citator's query prefixes, and gives the same vectors and token states as `TransformerEncoder` (tested to 1e-5).
+Building an index keeps the torch backend (GPU, long documents).
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,61 +28,81 @@ from citator.models.encoder import (
 from citator.models.transformer_encoder import read_pooling, read_query_prefixes
 
 SUPPORTED_TYPES = ("bert",)
+# The opset the graph is written in: onnxruntime runs every opset up to its own release's.
+OPSET = 17
 
 
 def supports(model_dir: Path) -> bool:
-    """True for a BERT directory this backend can run exactly (absolute positions, GELU, safetensors, tokenizer.json)."""
+    """True for an encoder directory this backend runs exactly: a BERT-family model with mean or CLS pooling and a
+    tokenizer.json (the fast tokenizer onnxruntime's caller needs without transformers)."""
     try:
         cfg = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return (cfg.get("model_type") in SUPPORTED_TYPES and cfg.get("hidden_act") == "gelu"
-            and cfg.get("position_embedding_type", "absolute") == "absolute"
-            and (model_dir / "model.safetensors").is_file() and (model_dir / "tokenizer.json").is_file()
+    return (cfg.get("model_type") in SUPPORTED_TYPES and (model_dir / "tokenizer.json").is_file()
             and read_pooling(model_dir)[0] in ("mean", "cls"))
 
 
-class NumpyBertEncoder(Encoder):
-    def __init__(self, model_dir: str | Path, max_length: int | None = None) -> None:
-        from safetensors.numpy import load_file
+def export_onnx(model_dir: Path, out: Path) -> None:
+    """Write `model_dir`'s encoder to `out` as an ONNX graph: (input_ids, attention_mask) -> last-layer states,
+    batch and length dynamic. Runs torch once, at build time."""
+    import warnings
+
+    import torch
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(model_dir).eval()
+
+    class States(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            return self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    ids = torch.ones((2, 8), dtype=torch.int64)
+    mask = torch.ones((2, 8), dtype=torch.int64)
+    mask[1, 5:] = 0  # traced with padding, so the mask's path is in the graph
+    dynamic = {"input_ids": {0: "batch", 1: "length"}, "attention_mask": {0: "batch", 1: "length"},
+               "states": {0: "batch", 1: "length"}}
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation and tracer notes
+        torch.onnx.export(States(), (ids, mask), str(out), input_names=["input_ids", "attention_mask"],
+                          output_names=["states"], dynamic_axes=dynamic, opset_version=OPSET, dynamo=False)
+
+
+class OnnxEncoder(Encoder):
+    """Query encoding through an exported graph; `model_dir` gives the tokenizer, pooling and query prefixes."""
+
+    def __init__(self, model_dir: str | Path, graph: str | Path, max_length: int | None = None) -> None:
+        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         model_dir = Path(model_dir)
         if not supports(model_dir):
-            raise ConfigError(f"{model_dir}: not a BERT directory the numpy backend can run")
+            raise ConfigError(f"{model_dir}: not an encoder directory the onnx backend can run")
         cfg = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
         self.pooling, st_max = read_pooling(model_dir)
         self.max_length = min(max_length or st_max or 512, int(cfg.get("max_position_embeddings", 512)))
         self.model_id = f"{cfg['model_type']}:{model_dir.name}"
         self.dim = int(cfg["hidden_size"])
-        self.heads = int(cfg["num_attention_heads"])
-        self.eps = float(cfg.get("layer_norm_eps", 1e-12))
         self.query_prefixes = read_query_prefixes(model_dir)
         self._content: np.ndarray | None = None
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.max_length)
-        weights = load_file(model_dir / "model.safetensors")
-        prefix = "bert." if "bert.embeddings.word_embeddings.weight" in weights else ""
-        w = lambda name: np.ascontiguousarray(weights[prefix + name], dtype=np.float32)  # noqa: E731
-        self.word = w("embeddings.word_embeddings.weight")
-        self.position = w("embeddings.position_embeddings.weight")
-        self.token_type = w("embeddings.token_type_embeddings.weight")
-        self.embed_norm = (w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"))
-        self.layers = []
-        for i in range(int(cfg["num_hidden_layers"])):
-            p = f"encoder.layer.{i}."
-            # Query, key and value in one product; every matrix stored transposed, (in, out), for x @ W.
-            qkv = np.concatenate([w(p + f"attention.self.{n}.weight") for n in ("query", "key", "value")]).T
-            qkv_bias = np.concatenate([w(p + f"attention.self.{n}.bias") for n in ("query", "key", "value")])
-            self.layers.append((
-                np.ascontiguousarray(qkv), qkv_bias,
-                np.ascontiguousarray(w(p + "attention.output.dense.weight").T), w(p + "attention.output.dense.bias"),
-                (w(p + "attention.output.LayerNorm.weight"), w(p + "attention.output.LayerNorm.bias")),
-                np.ascontiguousarray(w(p + "intermediate.dense.weight").T), w(p + "intermediate.dense.bias"),
-                np.ascontiguousarray(w(p + "output.dense.weight").T), w(p + "output.dense.bias"),
-                (w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias")),
-            ))
+        options = ort.SessionOptions()
+        options.log_severity_level = 3  # warnings about unused initialisers are not the user's business
+        try:
+            self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own classes for unreadable or invalid graphs
+            raise ConfigError(f"{graph}: not a readable ONNX graph ({str(exc).splitlines()[0][:200]})") from None
+
+    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Hidden states of the real tokens only, (n_tokens, dim) in row-major (sequence, position) order."""
+        states = self.session.run(["states"], {"input_ids": ids, "attention_mask": mask.astype(np.int64)})[0]
+        return np.ascontiguousarray(states.reshape(-1, self.dim)[mask.reshape(-1) > 0], dtype=np.float32)
 
     def query_prefix(self, stance: str) -> str:
         return self.query_prefixes.get(stance, "")
@@ -94,34 +114,6 @@ class NumpyBertEncoder(Encoder):
         mean = x.mean(-1, keepdims=True)
         var = ((x - mean) ** 2).mean(-1, keepdims=True)
         return (x - mean) / np.sqrt(var + self.eps) * params[0] + params[1]
-
-    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Hidden states of the real tokens only, (n_tokens, dim) in row-major (sequence, position) order.
-
-        Dense layers, norms and GELU run on the real tokens alone (padding is only materialised for attention),
-        and every product is 2-D: numpy hands 2-D products to BLAS but loops over a 3-D operand itself.
-        """
-        b, n = ids.shape
-        real = mask.reshape(-1) > 0
-        positions = np.broadcast_to(np.arange(n), (b, n)).reshape(-1)[real]
-        h = self._layer_norm(self.word[ids.reshape(-1)[real]] + self.position[positions] + self.token_type[0],
-                             self.embed_norm)
-        head_dim = self.dim // self.heads
-        bias = np.where(mask[:, None, None, :] > 0, 0.0, np.finfo(np.float32).min).astype(np.float32)
-        padded = np.zeros((b * n, 3 * self.dim), dtype=np.float32)
-        for qkv, qkv_b, out_w, out_b, norm1, up_w, up_b, down_w, down_b, norm2 in self.layers:
-            padded[real] = h @ qkv + qkv_b
-            # (b, n, 3, heads, head_dim) -> contiguous (3, b, heads, n, head_dim) for batched BLAS products.
-            q, k, v = np.ascontiguousarray(padded.reshape(b, n, 3, self.heads, head_dim).transpose(2, 0, 3, 1, 4))
-            scores = q @ np.ascontiguousarray(k.transpose(0, 1, 3, 2)) * np.float32(1.0 / math.sqrt(head_dim)) + bias
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
-            scores /= scores.sum(-1, keepdims=True)
-            context = (scores @ v).transpose(0, 2, 1, 3).reshape(b * n, self.dim)[real]
-            h = self._layer_norm(h + context @ out_w + out_b, norm1)
-            up = h @ up_w + up_b
-            up *= 0.5 * (1.0 + _erf(up * np.float32(1.0 / math.sqrt(2.0))))
-            h = self._layer_norm(h + up @ down_w + down_b, norm2)
-        return h
 
     def _encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         return self._encode_encodings(self.tokenizer.encode_batch(list(texts)), batch_size)[0]
@@ -184,24 +176,3 @@ class NumpyBertEncoder(Encoder):
                        ) -> np.ndarray:
         formatted = [self.format_query(t, s) for t, s in zip(texts, stances)]
         return encode_each_once(formatted, lambda unique: self._encode(unique, batch_size))
-
-
-# Abramowitz & Stegun 7.1.26: |error| < 1.5e-7, about float32's resolution, in vectorised numpy passes (scipy's erf
-# is a scalar loop, and the slowest step of the whole forward pass).
-_P = np.float32(0.3275911)
-_A = [np.float32(a) for a in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)]
-
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    ax = np.abs(x)
-    t = 1.0 / (1.0 + _P * ax)
-    poly = _A[0] * t
-    for a in _A[1:]:
-        poly += a
-        poly *= t
-    ax *= ax
-    np.negative(ax, out=ax)
-    np.exp(ax, out=ax)
-    poly *= ax
-    np.subtract(1.0, poly, out=poly)
-    return np.copysign(poly, x, out=poly)
