@@ -30,13 +30,12 @@ import numpy as np
 
 from citator.data import read_ground_truth, read_queries, read_results, write_json_atomic, write_queries
 from citator.evaluate import per_query
-from citator.retrieve.artifacts import read_artifacts
 from citator.retrieve.index_files import record_files
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "benchmarks" / "work" / "query_encoder"
 DATA = ROOT.parent / "shared" / "data" / "stance" / "casefacts"
-NUMPY_COMMIT = "f018d5a"  # the last commit that ships src/citator/models/numpy_bert.py
+NUMPY_COMMIT = "f018d5a6361edfc8ce2d141aa94596a2d4fe971d"  # the last commit that ships src/citator/models/numpy_bert.py
 
 ENCODE = """
 import sys, time, json
@@ -119,7 +118,7 @@ def main() -> None:
     args = parser.parse_args()
     index = args.index_dir.resolve()
     manifest = json.loads((index / "manifest.json").read_text())
-    model = read_artifacts(manifest["artifacts_path"], allow_incomplete=True).encoder_dir
+    model = index / manifest["data_dir"] / "finetuned_encoder"
     graph = index / manifest["data_dir"] / "query_graphs" / "finetuned.onnx"
     if not graph.is_file():
         sys.exit(f"{graph}: missing; rebuild the index with this citator (benchmarks/learning.py)")

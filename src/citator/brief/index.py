@@ -25,7 +25,7 @@ from citator.brief.records import Brief, Evidence, Hit, MemoryReason, SignalScor
 from citator.data.citations import CitationResolver, base_doc_id, parse_citation
 from citator.data.records import STANCES, Document, Query
 from citator.errors import PropositionError
-from citator.retrieve.documents import CorpusDocuments, DocumentStore, has_documents
+from citator.retrieve.documents import DocumentStore
 from citator.retrieve.passages import PassageSpec
 from citator.retrieve.searcher import EncodedQueries, StanceSearcher
 
@@ -47,7 +47,7 @@ class _Row:
 class StanceIndex:
     """An opened index directory; `search` and `brief` may be called many times (the index stays in memory)."""
 
-    def __init__(self, searcher: StanceSearcher, documents: DocumentStore | CorpusDocuments) -> None:
+    def __init__(self, searcher: StanceSearcher, documents: DocumentStore) -> None:
         self.searcher = searcher
         self.documents = documents
         self.positions = {doc_id: i for i, doc_id in enumerate(searcher.doc_ids)}
@@ -66,30 +66,18 @@ class StanceIndex:
             searcher._encoder = _RememberLast(searcher.encoder)
 
     @classmethod
-    def open(cls, index_dir: str | Path, corpus: str | Path | None = None, cold: bool = False) -> StanceIndex:
-        """Open a built index. `corpus`: the corpus it was built from, needed only by an index that keeps no copy
-        of its documents. `cold`: one brief, then the process exits (a light encoder backend)."""
+    def open(cls, index_dir: str | Path, cold: bool = False) -> StanceIndex:
+        """Open a built index: it holds its documents, encoders and trained model, and needs nothing else.
+        `cold`: one brief, then the process exits (the query encoders run in onnxruntime)."""
         searcher = StanceSearcher(index_dir, cold=cold)
-        data = searcher.index_dir / searcher.manifest.data_dir
-        if has_documents(data):
-            return cls(searcher, DocumentStore(data, searcher.doc_ids))
-        if corpus is None:
-            raise PropositionError(f"{index_dir}: this index keeps no copy of its documents; pass the corpus it was "
-                                   "built from (--corpus), or rebuild the index")
-        from citator.data.hashing import sha256_file
-        from citator.errors import IndexDirError
-
-        if sha256_file(Path(corpus)) != searcher.manifest.corpus_sha256:
-            raise IndexDirError(f"{corpus}: not the corpus {index_dir} was built from (sha256 differs)")
-        return cls(searcher, CorpusDocuments(Path(corpus), searcher.doc_ids))
+        return cls(searcher, DocumentStore(searcher.index_dir / searcher.manifest.data_dir, searcher.doc_ids))
 
     @classmethod
     def build(cls, corpus: str | Path, index_dir: str | Path, model: str | Path | None = None,
               encoder: str | Path | None = None) -> StanceIndex:
         """Build an index of `corpus` (JSONL: doc_id, text, ...) in `index_dir` and open it: `citator build
-        --no-serve`. `model`: a trained artifacts directory (`citator train --out`): the index ranks with it
-        and reads its fine-tuned encoder from there at search time, so keep it in place; without one the index
-        is the untrained hybrid, and `trained` says so. `encoder`: a local encoder directory (default: the bundled MiniLM)."""
+        --no-serve`. `model`: a trained artifacts directory (`citator train --out`), which the index copies what
+        it searches with from; without one the index is the untrained hybrid, and `trained` says so. `encoder`: a local encoder directory (default: the bundled MiniLM)."""
         from citator.bench.stance import build
         from citator.retrieve.artifacts import read_artifacts
 

@@ -18,8 +18,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                    help="table (terminal), markdown, or json (one object per line); default table")
     b.add_argument("--output", type=Path, help="write here (atomically) instead of printing")
-    b.add_argument("--corpus", type=Path,
-                   help="the corpus the index was built from; needed only for an index that keeps no copy of it")
     b.set_defaults(func=run_brief)
 
     u = sub.add_parser("ui", help="a read-only web page: type a proposition, see both stances side by side")
@@ -27,8 +25,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     u.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     u.add_argument("--port", type=int, default=8766, help="port to listen on (default 8766)")
     u.add_argument("--k", type=int, default=5, help="authorities per stance (1-100, default 5)")
-    u.add_argument("--corpus", type=Path,
-                   help="the corpus the index was built from; needed only for an index that keeps no copy of it")
     u.add_argument("--threads", type=int, default=1,
                    help="CPU threads per search (torch and BLAS; default 1: a brief encodes one short text per stance)")
     u.add_argument("--workers", type=int, default=1,
@@ -62,7 +58,7 @@ def run_brief(args: argparse.Namespace) -> int:
     from citator.data.atomic import write_text_atomic
 
     propositions = _propositions(args)
-    index = StanceIndex.open(args.index_dir, corpus=args.corpus, cold=True)
+    index = StanceIndex.open(args.index_dir, cold=True)
     separator = "\n" if args.format == "json" else "\n\n"
     text = separator.join(render(index.brief(p, args.k), args.format) for p in propositions) + "\n"
     if args.output is not None:
@@ -88,7 +84,7 @@ def run_ui(args: argparse.Namespace) -> int:
         raise PropositionError(f"--workers must be 1 or more, got {args.workers}")
     warn_unless_loopback(args.host, "can search this index")
     # Opened here first, whatever the number of workers: a damaged index is one line before any worker starts.
-    app = create_app(args.index_dir, corpus=args.corpus, k=args.k, threads=args.threads)
+    app = create_app(args.index_dir, k=args.k, threads=args.threads)
     print(f"citator ui on http://{args.host}:{args.port}/ ({args.workers} worker(s); Ctrl-C to stop)", file=sys.stderr)
     if args.workers == 1:
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
@@ -96,7 +92,7 @@ def run_ui(args: argparse.Namespace) -> int:
     del app
     from citator.server.ui.app import worker_environment
 
-    os.environ.update(worker_environment(args.index_dir, args.corpus, args.k, args.threads))
+    os.environ.update(worker_environment(args.index_dir, args.k, args.threads))
     uvicorn.run("citator.server.ui.app:app_from_environment", factory=True, workers=args.workers, host=args.host,
                 port=args.port, log_level="warning")
     return 0

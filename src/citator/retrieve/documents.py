@@ -30,10 +30,6 @@ def write_documents(directory: Path, docs: Sequence[Document]) -> None:
     np.save(directory / OFFSETS, offsets)
 
 
-def has_documents(directory: Path) -> bool:
-    return (directory / DOCUMENTS).is_file() and (directory / OFFSETS).is_file()
-
-
 class DocumentStore:
     """Reads documents of an index by position; each line read back is checked against the index's doc ids."""
 
@@ -62,20 +58,3 @@ class DocumentStore:
         if doc.doc_id != self.doc_ids[position] or not isinstance(doc.title, str) or not isinstance(doc.text, str):
             raise IndexDirError(f"{self.path}: document {position} is not {self.doc_ids[position]!r}; rebuild the index")
         return doc
-
-
-class CorpusDocuments:
-    """The same reads from the corpus file itself, for an index built before it kept its own copy."""
-
-    def __init__(self, corpus: Path, doc_ids: Sequence[str]) -> None:
-        from citator.data import read_corpus
-
-        by_id = {d.doc_id: d for d in read_corpus(corpus, lenient=True)}
-        missing = [d for d in doc_ids if d not in by_id]
-        if missing:
-            raise IndexDirError(f"{corpus}: lacks {len(missing)} of the index's documents (e.g. {missing[0]!r}); "
-                                "pass the corpus the index was built from")
-        self.docs = [by_id[d] for d in doc_ids]
-
-    def get(self, position: int) -> Document:
-        return self.docs[position]

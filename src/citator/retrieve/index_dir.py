@@ -43,6 +43,8 @@ PASSAGE_RULES_VERSION = 1
 MIN_DOCS = 10
 # The data folder's ONNX query encoders: base.onnx and, with artifacts, finetuned.onnx.
 QUERY_GRAPHS = "query_graphs"
+# The data folder's copy of the artifacts' fine-tuned query encoder (the server runs it in torch).
+FINETUNED_ENCODER = "finetuned_encoder"
 
 
 def build_index(
@@ -67,12 +69,14 @@ def build_index(
     encoder_path = Path(encoder_path) if encoder_path else default_encoder_path()
     encoder = load_encoder(encoder_path)
     encoder_sha256 = model_fingerprint(encoder_path)
-    # The weights themselves where the artifacts record them (artifacts trained before that: the encoder's name).
+    # The weights themselves, not the folder's name, decide whether the artifacts fit this encoder.
     trained_on = artifacts.info.get("base_encoder_sha256") if artifacts is not None else None
+    if artifacts is not None and not isinstance(trained_on, str):
+        raise IndexDirError(f"artifacts {artifacts.root} record no base encoder fingerprint; retrain them")
     if artifacts is not None and (artifacts.info.get("base_encoder_id") != encoder.model_id
-                                  or trained_on not in (None, encoder_sha256)):
+                                  or trained_on != encoder_sha256):
         message = (f"artifacts {artifacts.root} were trained against encoder {artifacts.info.get('base_encoder_id')!r}"
-                   f"{f' (sha256 {trained_on[:12]})' if trained_on else ''}, but this index uses {encoder.model_id!r}"
+                   f" (sha256 {str(trained_on)[:12]}), but this index uses {encoder.model_id!r}"
                    f" (sha256 {encoder_sha256[:12]})")
         if not artifacts_optional:
             raise IndexDirError(message + ": build with the same --model or retrain")
@@ -262,8 +266,8 @@ def needs_document_tokens(artifacts: Artifacts | None) -> bool:
 
 def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], passage_vectors: np.ndarray,
                    starts: np.ndarray) -> None:
-    """The proposition memory, the ranker, the memory's links to this corpus, the learned document vectors and
-    the BM25 index of the documents expanded by the propositions that cite them.
+    """The fine-tuned query encoder, the proposition memory, the ranker, the memory's links to this corpus, the
+    learned document vectors and the BM25 index of the documents expanded by the propositions that cite them.
 
     The fine-tuned encoder is a query encoder trained against the base encoder's passage vectors; build_index
     has checked that this index uses that same base encoder.
@@ -273,6 +277,8 @@ def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], p
     from citator.retrieve.memory import PropositionMemory
 
     shutil.copytree(artifacts.memory_dir, data_dir / "memory")
+    # The index answers on its own: moving, retraining or deleting the artifacts leaves it whole.
+    shutil.copytree(artifacts.encoder_dir, data_dir / FINETUNED_ENCODER, ignore=shutil.ignore_patterns(".*"))
     if artifacts.ranker_path is not None:
         shutil.copy(artifacts.ranker_path, data_dir / "ranker.json")
     memory = PropositionMemory.load(data_dir / "memory")

@@ -17,7 +17,7 @@ from citator.errors import ConfigError, IndexDirError
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.index_files import check_recorded, verify_sizes
 
-FORMAT = "citator-stance-index/1"
+FORMAT = "citator-stance-index/2"
 MANIFEST = "manifest.json"
 
 
@@ -32,10 +32,11 @@ class Manifest:
     citator_version: str
     built_at: float
     data_dir: str
+    encoder_sha256: str  # models.fingerprint.model_fingerprint of the base encoder
+    passage_rules: str  # index_dir.passage_rules at build time
+    # Where the artifacts were and their manifest's sha256: provenance only, the index holds what it searches with.
     artifacts_path: str | None = None
     artifacts_sha256: str | None = None
-    encoder_sha256: str | None = None  # models.encoder.model_fingerprint; None in indexes built before it
-    passage_rules: str | None = None  # index_dir.passage_rules at build time; None in indexes built before it
     # Every file of the data folder -> {"bytes", "sha256"} (retrieve/index_files.py), recorded at build time.
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -59,6 +60,12 @@ class Manifest:
         return index_dir / self.data_dir / name
 
 
+def _text(value: Any, field_name: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{field_name} is {value!r}, not a string")
+    return value
+
+
 def read_manifest(index_dir: Path) -> Manifest:
     """Read and check the manifest; a missing, half-written or foreign index is refused."""
     path = index_dir / MANIFEST
@@ -79,8 +86,8 @@ def read_manifest(index_dir: Path) -> Manifest:
             built_at=float(obj["built_at"]), data_dir=str(obj["data_dir"]),
             artifacts_path=(obj.get("artifacts") or {}).get("path"),
             artifacts_sha256=(obj.get("artifacts") or {}).get("manifest_sha256"),
-            encoder_sha256=obj["encoder"].get("sha256"),
-            passage_rules=obj.get("passage_rules"), files=check_recorded(obj.get("files"), path),
+            encoder_sha256=_text(obj["encoder"]["sha256"], "encoder.sha256"),
+            passage_rules=_text(obj["passage_rules"], "passage_rules"), files=check_recorded(obj.get("files"), path),
         )
     except (KeyError, TypeError, ValueError, AttributeError, RecursionError, OSError, ConfigError) as exc:
         raise IndexDirError(f"{path}: corrupt manifest ({type(exc).__name__}: {exc}); rebuild with build.sh") from None
@@ -93,9 +100,10 @@ def read_manifest(index_dir: Path) -> Manifest:
                             "documents and their passages; rebuild with build.sh")
     if Path(manifest.data_dir).name != manifest.data_dir or manifest.data_dir in ("", ".", ".."):
         raise IndexDirError(f"{path}: data_dir {manifest.data_dir!r} is not a folder of the index; rebuild with build.sh")
-    parts = ["doc_ids.json", "passage_starts.npy", "dense.npy", "lexical_doc", "lexical_passage"]
+    parts = ["doc_ids.json", "passage_starts.npy", "dense.npy", "lexical_doc", "lexical_passage", "documents.jsonl",
+             "documents_offsets.npy"]
     if manifest.artifacts_path is not None:
-        parts += ["memory", "memory_links.npy"]
+        parts += ["memory", "memory_links.npy", "lexical_expanded", "finetuned_encoder"]
     for name in parts:
         if not manifest.path(index_dir, name).exists():
             raise IndexDirError(f"{index_dir}: {name} is missing; the index is incomplete, rebuild with build.sh")

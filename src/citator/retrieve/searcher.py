@@ -126,16 +126,11 @@ class StanceSearcher:
         self.citations: dict[str, np.ndarray] | None = None
         if self.manifest.artifacts_path is not None:
             from citator.errors import IndexDirError
-            from citator.retrieve.artifacts import read_artifacts
-            from citator.data.hashing import sha256_file
+            from citator.retrieve.index_dir import FINETUNED_ENCODER
             from citator.retrieve.memory import PropositionMemory, citation_counts
 
-            # Completeness was checked when the index was built (and `citator train` searches its own dev index).
-            artifacts = read_artifacts(self.manifest.artifacts_path, allow_incomplete=True)
-            # The index copied the memory of these artifacts: a retrained encoder would not match it.
-            if sha256_file(artifacts.root / "manifest.json") != self.manifest.artifacts_sha256:
-                raise IndexDirError(f"{artifacts.root} changed since {self.index_dir} was built; rebuild with build.sh")
-            self.ft_encoder = self._query_encoder(artifacts.encoder_dir, "finetuned")
+            # The build copied what the artifacts hold into the index: the artifacts themselves are not read.
+            self.ft_encoder = self._query_encoder(path(FINETUNED_ENCODER), "finetuned")
             self.memory = PropositionMemory.load(path("memory"))
             links = load_array(path("memory_links.npy"), 2, "i", rows=2)
             if len(links[0]) and (int(links[1].max()) >= n_docs or int(links[0].max()) >= len(self.memory.entries)
@@ -149,9 +144,8 @@ class StanceSearcher:
                 self.ranker = load_ranker(path("ranker.json"))
             if TokenStore.present(self.index_dir / self.manifest.data_dir):
                 self.late_store = _checked_tokens(self.index_dir / self.manifest.data_dir, n_docs)
-            if path("lexical_expanded").is_dir():  # indexes built before the expansion existed have none
-                expanded = self.lexical_expanded = LexicalIndex.load(path("lexical_expanded"))
-                self.signals[EXPANDED] = lambda qs: expanded.score_all([q.text for q in qs])
+            expanded = self.lexical_expanded = LexicalIndex.load(path("lexical_expanded"))
+            self.signals[EXPANDED] = lambda qs: expanded.score_all([q.text for q in qs])
 
     @property
     def encoder(self):  # type: ignore[no-untyped-def]

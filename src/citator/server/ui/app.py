@@ -45,14 +45,14 @@ def _pieces(text: str, marks: tuple[Span, ...]) -> list[tuple[str, bool]]:
     return split_marked(text, marks)
 
 
-def create_app(index_dir: str | Path, corpus: str | Path | None = None, k: int = 5, threads: int = 1) -> FastAPI:
+def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
     """Open the index (and answer one warm-up brief) before the first request.
 
     `threads`: torch's and BLAS's threads per search. A brief encodes one short text per stance; on 2 shared
     cores one thread answered in 0.17 s where two took 0.7-1.9 s (the bundled sample, warm, under load).
     """
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="brief")
-    index: StanceIndex = worker.submit(StanceIndex.open, index_dir, corpus).result()
+    index: StanceIndex = worker.submit(StanceIndex.open, index_dir).result()
     worker.submit(_limit_threads, threads).result()
     worker.submit(index.brief, "warm up", 1).result()
     gc.collect()
@@ -121,16 +121,15 @@ def create_app(index_dir: str | Path, corpus: str | Path | None = None, k: int =
 ENV_PREFIX = "CITATOR_UI_"
 
 
-def worker_environment(index_dir: str | Path, corpus: str | Path | None, k: int, threads: int) -> dict[str, str]:
-    return {f"{ENV_PREFIX}INDEX_DIR": str(Path(index_dir).absolute()), f"{ENV_PREFIX}CORPUS":
-            str(Path(corpus).absolute()) if corpus else "", f"{ENV_PREFIX}K": str(k), f"{ENV_PREFIX}THREADS": str(threads)}
+def worker_environment(index_dir: str | Path, k: int, threads: int) -> dict[str, str]:
+    return {f"{ENV_PREFIX}INDEX_DIR": str(Path(index_dir).absolute()), f"{ENV_PREFIX}K": str(k),
+            f"{ENV_PREFIX}THREADS": str(threads)}
 
 
 def app_from_environment() -> FastAPI:
     """One worker's app, from worker_environment's variables (the parent checked the index before it started)."""
     env = os.environ
-    return create_app(env[f"{ENV_PREFIX}INDEX_DIR"], corpus=env[f"{ENV_PREFIX}CORPUS"] or None,
-                      k=int(env[f"{ENV_PREFIX}K"]), threads=int(env[f"{ENV_PREFIX}THREADS"]))
+    return create_app(env[f"{ENV_PREFIX}INDEX_DIR"], k=int(env[f"{ENV_PREFIX}K"]), threads=int(env[f"{ENV_PREFIX}THREADS"]))
 
 
 def _limit_threads(threads: int) -> None:
