@@ -146,7 +146,7 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="search the index an earlier run built (same code)")
     parser.add_argument("--artifacts", type=Path, help="trained artifacts to build the index with (default: none)")
     args = parser.parse_args()
-    from citator.bench.stance import build, start_server, stop_server
+    from citator.workloads.stance import build, start_server, stop_server
     from citator.retrieve.artifacts import read_artifacts
 
     WORK.mkdir(parents=True, exist_ok=True)

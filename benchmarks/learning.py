@@ -148,7 +148,7 @@ def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> di
         # The base encoder's passage vectors and document tokens do not depend on the artifacts: a rebuild for new
         # artifacts takes them from the index already there (a fresh build's numbers, the vectors rounded to float16
         # as the index stores them). The server must start: a warm timing must not be an in-process one.
-        from citator.bench.stance import build, start_server
+        from citator.workloads.stance import build, start_server
         from citator.retrieve.artifacts import read_artifacts
 
         start = time.perf_counter()

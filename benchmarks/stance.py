@@ -53,7 +53,7 @@ def timed_run_sh(index: Path, queries: Path, out: Path, extra: list[str]) -> flo
 
 
 def bench_dataset(name: str, data: Path, reuse: dict | None) -> dict:  # type: ignore[type-arg]
-    from citator.bench.stance import build, start_server, stop_server
+    from citator.workloads.stance import build, start_server, stop_server
     from citator.retrieve.fusion import top_k
     from citator.retrieve.searcher import StanceSearcher
 

@@ -105,7 +105,7 @@ def index(name: str, artifacts: Path, trained_index: bool, encode: bool) -> Path
     """An index of NAME's corpus, with the artifacts or without them, built once, from the base passages training
     cached (the same numbers a build would encode); without them it encodes the corpus, or with `encode` False
     gives None."""
-    from citator.bench.stance import build
+    from citator.workloads.stance import build
     from citator.retrieve.artifacts import read_artifacts
 
     path = WORK / "fresh" / name / ("trained" if trained_index else "untrained")

@@ -68,7 +68,7 @@ def _summary(name: str, metrics: dict, seconds: float) -> dict:
 def _between(name: str, keyword: dict, hybrid: dict) -> dict:
     """Hybrid minus keyword over the ranking queries, paired by query and resampled by family, for pool order
     ("keyword" in per_query) and for the reranked order."""
-    from citator.bench.statutes.metrics import interval_json
+    from citator.workloads.statutes.metrics import interval_json
     from citator.evaluate.bootstrap import paired_family_bootstrap
 
     out: dict[str, dict] = {}
@@ -109,7 +109,7 @@ def main() -> int:
                         help="hybrid: vector cache, one subfolder per suite")
     args = parser.parse_args()
 
-    from citator.bench.statutes.run import RunConfig, run_statutes
+    from citator.workloads.statutes.run import RunConfig, run_statutes
     from citator.providers.embedding import EmbeddingProvider
 
     provider = EmbeddingProvider()

@@ -21,7 +21,7 @@ __all__ = ["Brief", "CitatorError", "DataError", "Hit", "Ranking", "Reranker", "
 # Loaded on first use: `import citator` stays light (run.sh's client never pays for numpy or the encoders).
 _LAZY = {"StanceIndex": "citator.brief.index", "Brief": "citator.brief.records", "Hit": "citator.brief.records",
          "Reranker": "citator.rerank.reranker", "Ranking": "citator.rerank.reranker",
-         "statute_benchmark": "citator.bench.statutes.run"}
+         "statute_benchmark": "citator.workloads.statutes.run"}
 
 
 def __getattr__(name: str) -> object:

@@ -14,7 +14,7 @@ SAMPLE = Path(__file__).parent / "samples" / "casefacts"
 
 
 def main(workdir: str = ".demo") -> int:
-    from citator.bench.stance import build
+    from citator.workloads.stance import build
     from citator.retrieve.searcher import StanceSearcher
 
     index_dir = Path(workdir) / "index"

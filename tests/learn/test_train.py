@@ -336,7 +336,7 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     # A rebuild for these artifacts can take the base passages from the index already built from the same corpus and
     # encoder (benchmarks/learning.py --reuse-passages): nothing is encoded again and the answers are the same.
     # An index of another corpus offers nothing.
-    from citator.bench.stance import build
+    from citator.workloads.stance import build
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path
     from citator.retrieve.artifacts import read_artifacts

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from citator.bench.statutes import prompt
-from citator.bench.statutes.keyword import KeywordIndex
-from citator.bench.statutes.pool import build_pool
-from citator.bench.statutes.journal import Journal
-from citator.bench.statutes.receipts import Budget, Ledger, ledger_of, preflight_tokens, refusal, request_hash
+from citator.workloads.statutes import prompt
+from citator.workloads.statutes.keyword import KeywordIndex
+from citator.workloads.statutes.pool import build_pool
+from citator.workloads.statutes.journal import Journal
+from citator.workloads.statutes.receipts import Budget, Ledger, ledger_of, preflight_tokens, refusal, request_hash
 from citator.data.statutes import read_sections, read_suite
 from citator.providers.base import chat_payload
 

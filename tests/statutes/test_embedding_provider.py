@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from fixtures.suites import write_suite
 
-from citator.bench.statutes.run import RunConfig, run_statutes
+from citator.workloads.statutes.run import RunConfig, run_statutes
 from citator.providers.embedding import EmbeddingProvider
 
 pytestmark = pytest.mark.slow

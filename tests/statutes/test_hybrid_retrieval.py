@@ -12,13 +12,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from citator.bench.statutes.crossrefs import cited_doc_ids, cross_references, neighbours
-from citator.bench.statutes.hybrid import DEFAULT, RETRIEVAL_VERSION, HybridIndex
-from citator.bench.statutes.keyword import RETRIEVAL_VERSION as KEYWORD_VERSION
-from citator.bench.statutes.keyword import KeywordIndex
-from citator.bench.statutes.pool import POOL_SIZE, build_pools
-from citator.bench.statutes.run import RunConfig, run_statutes
-from citator.bench.statutes.vectors import CAPTIONS, PASSAGES, SectionVectors
+from citator.workloads.statutes.crossrefs import cited_doc_ids, cross_references, neighbours
+from citator.workloads.statutes.hybrid import DEFAULT, RETRIEVAL_VERSION, HybridIndex
+from citator.workloads.statutes.keyword import RETRIEVAL_VERSION as KEYWORD_VERSION
+from citator.workloads.statutes.keyword import KeywordIndex
+from citator.workloads.statutes.pool import POOL_SIZE, build_pools
+from citator.workloads.statutes.run import RunConfig, run_statutes
+from citator.workloads.statutes.vectors import CAPTIONS, PASSAGES, SectionVectors
 from citator.data.hashing import sha256_file
 from citator.data.statutes import StatuteSection, read_sections, read_suite
 from citator.errors import ReceiptError, StatuteError

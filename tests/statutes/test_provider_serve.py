@@ -11,8 +11,8 @@ from fixtures.servers import SERVE_KEY as KEY
 from fixtures.servers import Served
 from fixtures.suites import write_suite
 
-from citator.bench.statutes.receipts import Budget, preflight_tokens
-from citator.bench.statutes.run import RunConfig, run_statutes
+from citator.workloads.statutes.receipts import Budget, preflight_tokens
+from citator.workloads.statutes.run import RunConfig, run_statutes
 from citator.providers.base import chat_payload
 from citator.providers.local import LocalProvider
 from citator.providers.openai_http import OpenAIHTTPProvider

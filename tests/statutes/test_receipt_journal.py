@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from fixtures.suites import write_suite
 
-from citator.bench.statutes.receipts import Budget, ReceiptStore
-from citator.bench.statutes.run import RunConfig, run_statutes
+from citator.workloads.statutes.receipts import Budget, ReceiptStore
+from citator.workloads.statutes.run import RunConfig, run_statutes
 from citator.cli.main import main
 from citator.errors import ReceiptError
 from citator.providers.openai_http import OpenAIHTTPProvider

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from citator.bench.statutes.pool import POOL_KEYS, POOL_SIZE
-from citator.bench.statutes.receipts import Budget, preflight_tokens
-from citator.bench.statutes.run import RunConfig, run_statutes
+from citator.workloads.statutes.pool import POOL_KEYS, POOL_SIZE
+from citator.workloads.statutes.receipts import Budget, preflight_tokens
+from citator.workloads.statutes.run import RunConfig, run_statutes
 from citator.data.hashing import sha256_captioned, sha256_text
 from citator.errors import ReceiptError
 from citator.providers.base import ChatProvider, Exchange

@@ -78,7 +78,7 @@ class StanceIndex:
         """Build an index of `corpus` (JSONL: doc_id, text, ...) in `index_dir` and open it: `citator build
         --no-serve`. `model`: a trained artifacts directory (`citator train --out`), which the index copies what
         it searches with from; without one the index is the untrained hybrid, and `trained` says so. `encoder`: a local encoder directory (default: the bundled MiniLM)."""
-        from citator.bench.stance import build
+        from citator.workloads.stance import build
         from citator.retrieve.artifacts import read_artifacts
 
         artifacts = None if model is None else read_artifacts(Path(model))

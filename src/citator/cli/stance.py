@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from citator.bench.stance import build
+    from citator.workloads.stance import build
     from citator.data.jsonl import read_json
     from citator.errors import ConfigFileError
     from citator.retrieve.config import RetrievalConfig
@@ -61,7 +61,7 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from citator.bench.stance import search_to_file
+    from citator.workloads.stance import search_to_file
 
     start = time.monotonic()
     how = search_to_file(args.index_dir, args.queries, args.output, args.top_k, use_server=not args.no_server)
@@ -77,7 +77,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_stop(args: argparse.Namespace) -> int:
-    from citator.bench.stance import stop_server
+    from citator.workloads.stance import stop_server
 
     print("stopped" if stop_server(args.index_dir) else "no server running", file=sys.stderr)
     return 0

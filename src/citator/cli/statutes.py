@@ -115,8 +115,8 @@ def _export_store(store_path: Path, target: Path) -> Path:
 
 
 def run_bench_statutes(args: argparse.Namespace) -> int:
-    from citator.bench.statutes.receipts import MAX_INPUT_TOKENS, MAX_REQUESTS, Budget
-    from citator.bench.statutes.run import RunConfig, run_statutes
+    from citator.workloads.statutes.receipts import MAX_INPUT_TOKENS, MAX_REQUESTS, Budget
+    from citator.workloads.statutes.run import RunConfig, run_statutes
     from citator.data.atomic import output_dir
 
     output_dir(args.out, make=False)

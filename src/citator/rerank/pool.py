@@ -16,7 +16,7 @@ class PoolFileError(DataError):
 
 
 @dataclass(frozen=True)
-class Candidate:
+class PoolCandidate:
     """One fixed BM25 candidate: id, text, 1-based BM25 rank and score."""
 
     id: str
@@ -34,7 +34,7 @@ class PoolQuery:
 
     query_id: str
     query: str
-    candidates: tuple[Candidate, ...]
+    candidates: tuple[PoolCandidate, ...]
 
     def ids(self) -> frozenset[str]:
         return frozenset(c.id for c in self.candidates)
@@ -66,7 +66,7 @@ def iter_pool(path: str | Path) -> Iterator[PoolQuery]:
             if not isinstance(score, (int, float)) or isinstance(score, bool):
                 raise PoolFileError(path, line, f"{where}.bm25_score must be a number", field="candidates")
             ids.add(cid)
-            cands.append(Candidate(cid, ctext, rank, float(score)))
+            cands.append(PoolCandidate(cid, ctext, rank, float(score)))
         cands.sort(key=lambda c: c.rank)
         yield PoolQuery(qid, text, tuple(cands))
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import citator.bench.stance as stance
+import citator.workloads.stance as stance
 from citator.data import read_corpus, read_queries
 from citator.data.records import ResultLine, ScoredDoc
 from citator.data.results import validate_results

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
-from citator.bench.statutes.keyword import RETRIEVAL_VERSION, Analyzer, Hit
-from citator.bench.statutes.passages import extract_passage
+from citator.workloads.statutes.keyword import RETRIEVAL_VERSION, Analyzer, Hit
+from citator.workloads.statutes.passages import extract_passage
 from citator.data.statutes import StatuteSection, SuiteQuery
 from citator.errors import StatuteError
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from citator.bench.statutes import hybrid, keyword
+from citator.workloads.statutes import hybrid, keyword
 from citator.data.statutes import StatuteSection
 from citator.errors import ConfigError
 
@@ -26,7 +26,7 @@ def describe(arm: str) -> dict[str, Any] | None:
     retrieval_version(arm)
     if arm == "keyword":
         return None
-    from citator.bench.statutes.vectors import PASSAGE_SPEC, VECTORS_VERSION
+    from citator.workloads.statutes.vectors import PASSAGE_SPEC, VECTORS_VERSION
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path
 
@@ -40,7 +40,7 @@ def build_index(arm: str, sections: Sequence[StatuteSection], index_dir: Path) -
     retrieval_version(arm)
     if arm == "keyword":
         return keyword.KeywordIndex(sections)
-    from citator.bench.statutes.vectors import SectionVectors
+    from citator.workloads.statutes.vectors import SectionVectors
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import load_encoder
 

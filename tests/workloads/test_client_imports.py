@@ -8,7 +8,7 @@ HEAVY = ("numpy", "torch", "transformers", "lightgbm", "citator.retrieve.index_d
 
 
 def test_search_client_imports_nothing_heavy() -> None:
-    code = ("import sys; import citator.cli.main as m; m.build_parser(); import citator.bench.stance; "
+    code = ("import sys; import citator.cli.main as m; m.build_parser(); import citator.workloads.stance; "
             f"print(','.join(name for name in {HEAVY!r} if name in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
     assert out == "", f"run.sh's client path imports {out}"

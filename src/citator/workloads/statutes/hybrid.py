@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from citator.bench.statutes.crossrefs import cross_references, neighbours
-from citator.bench.statutes.keyword import Analyzer, Hit, KeywordIndex
-from citator.bench.statutes.vectors import SectionVectors, section_passages
+from citator.workloads.statutes.crossrefs import cross_references, neighbours
+from citator.workloads.statutes.keyword import Analyzer, Hit, KeywordIndex
+from citator.workloads.statutes.vectors import SectionVectors, section_passages
 from citator.data.statutes import StatuteSection
 from citator.retrieve.fusion import ranks, rrf
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from citator.bench.statutes.pool import PoolItem
+from citator.workloads.statutes.pool import PoolItem
 
 PROMPT_VERSION = "statutes-grade-v1"
 # Four candidates a request: 30 candidates take 8 requests, and the per-run cap of 272 requests

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from citator.bench.stance import stop_server
+from citator.workloads.stance import stop_server
 
 
 def test_stale_pid_file_never_kills_an_unrelated_process(tmp_path: Path) -> None:

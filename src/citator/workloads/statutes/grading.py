@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from citator.bench.statutes import prompt
-from citator.bench.statutes.pool import Pool
-from citator.bench.statutes.journal import ATTEMPT, OUTCOME, Attempt
-from citator.bench.statutes.receipts import (
+from citator.workloads.statutes import prompt
+from citator.workloads.statutes.pool import Pool
+from citator.workloads.statutes.journal import ATTEMPT, OUTCOME, Attempt
+from citator.workloads.statutes.receipts import (
     ATTEMPTED,
     COMPLETED,
     FAILED,
@@ -34,7 +34,7 @@ Key = tuple[str, str]  # (query_id, doc_id)
 
 
 @dataclass(frozen=True)
-class Failure:
+class GradingFailure:
     """One thing that did not work, listed in failures.jsonl and the report."""
 
     query_id: str
@@ -54,7 +54,7 @@ class Grading:
 
     distributions: dict[Key, GradeDistribution] = field(default_factory=dict)
     scores: dict[Key, float] = field(default_factory=dict)
-    failures: list[Failure] = field(default_factory=list)
+    failures: list[GradingFailure] = field(default_factory=list)
     request_hashes: list[str] = field(default_factory=list)
     sent_now: int = 0
     ledger: Ledger = field(default_factory=lambda: Ledger(0, 0, 0, 0))
@@ -118,14 +118,15 @@ def grade_chat(
             in_flight = receipt is not None and receipt["status"] == ATTEMPTED and receipt["attempts"] == len(earlier)
             if in_flight and not resend_attempted:
                 out.ranking_requests += pool.query.kind == "ranking"
-                out.failures.append(Failure(qid, "attempted_unfinished", "sent before an interruption with no "
-                                            "outcome recorded; not re-sent (use --resend-attempted)", doc_ids, digest))
+                out.failures.append(GradingFailure(
+                    qid, "attempted_unfinished", "sent before an interruption with no outcome recorded; not re-sent "
+                    "(use --resend-attempted)", doc_ids, digest))
                 continue
             if receipt is None or receipt["status"] == ATTEMPTED:
                 bound = preflight_tokens(payload)
                 why = refusal(out.ledger, budget, bound)
                 if why is not None:
-                    out.failures.append(Failure(qid, "budget", f"not sent: {why}", doc_ids, digest))
+                    out.failures.append(GradingFailure(qid, "budget", f"not sent: {why}", doc_ids, digest))
                     continue
                 if not checked:
                     # Before the first receipt of this invocation: an absent provider must not spend budget.
@@ -147,15 +148,15 @@ def grade_chat(
 def _read_outcome(receipt: dict[str, Any], qid: str, labels: list[str], doc_ids: tuple[str, ...], digest: str,
                   out: Grading) -> None:
     if receipt["status"] != COMPLETED:
-        out.failures.append(Failure(qid, "request", receipt.get("error") or f"HTTP {receipt.get('http_status')}",
-                                    doc_ids, digest))
+        error = receipt.get("error") or f"HTTP {receipt.get('http_status')}"
+        out.failures.append(GradingFailure(qid, "request", error, doc_ids, digest))
         return
     body = receipt.get("response")
     try:
         usage = usage_of(body)
         grades = parse_chat_grades(body, labels)
     except InvalidResponse as exc:
-        out.failures.append(Failure(qid, "invalid_response", str(exc), doc_ids, digest))
+        out.failures.append(GradingFailure(qid, "invalid_response", str(exc), doc_ids, digest))
         return
     if usage.prompt_tokens > int(receipt["preflight_tokens"]):
         out.preflight_exceeded += 1

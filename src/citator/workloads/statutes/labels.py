@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from citator.bench.statutes.pool import Pool, PoolItem
+from citator.workloads.statutes.pool import Pool, PoolItem
 from citator.data.hashing import sha256_text
 from citator.data.statutes import HumanLabel
 from citator.evaluate.calibration import calibrate

@@ -11,7 +11,7 @@ from typing import Any
 
 from citator.data.atomic import write_json_atomic
 from citator.data.jsonl import read_json
-from citator.bench.statutes.journal import Attempt, Journal
+from citator.workloads.statutes.journal import Attempt, Journal
 from citator.errors import DataError, ReceiptError
 from citator.providers.grades import InvalidResponse, usage_of
 

@@ -8,16 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import citator
-from citator.bench.statutes import prompt
-from citator.bench.statutes.grading import Grading, grade_chat, grades_rows, score_similarity
-from citator.bench.statutes.arms import build_index, describe, retrieval_version
-from citator.bench.statutes.hybrid import HybridIndex
-from citator.bench.statutes.keyword import KeywordIndex
-from citator.bench.statutes.labels import calibration, consensus, human_metrics
-from citator.bench.statutes.metrics import QueryScore, paired, score_order, summarize
-from citator.bench.statutes.passages import MAX_PASSAGE_BYTES, PASSAGE_VERSION
-from citator.bench.statutes.pool import POOL_SIZE, Pool, build_pools
-from citator.bench.statutes.receipts import Budget, ReceiptStore
+from citator.workloads.statutes import prompt
+from citator.workloads.statutes.grading import Grading, grade_chat, grades_rows, score_similarity
+from citator.workloads.statutes.arms import build_index, describe, retrieval_version
+from citator.workloads.statutes.hybrid import HybridIndex
+from citator.workloads.statutes.keyword import KeywordIndex
+from citator.workloads.statutes.labels import calibration, consensus, human_metrics
+from citator.workloads.statutes.metrics import QueryScore, paired, score_order, summarize
+from citator.workloads.statutes.passages import MAX_PASSAGE_BYTES, PASSAGE_VERSION
+from citator.workloads.statutes.pool import POOL_SIZE, Pool, build_pools
+from citator.workloads.statutes.receipts import Budget, ReceiptStore
 from citator.data.atomic import output_dir, write_json_atomic, write_jsonl_atomic
 from citator.data.citations import CitationResolver
 from citator.data.jsonl import read_json
@@ -109,7 +109,7 @@ def _outside(pool: Pool, reranked: Sequence[str], grading: Grading | None) -> di
 def run_statutes(config: RunConfig, provider: Provider | None,
                  on_sent: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Run the benchmark into `config.out` (resuming from its receipts) and return metrics.json's content."""
-    from citator.bench.statutes.report import write_report
+    from citator.workloads.statutes.report import write_report
 
     out = output_dir(config.out, make=False)
     sections = read_sections(config.corpus)
