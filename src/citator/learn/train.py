@@ -49,6 +49,26 @@ from citator.retrieve.ranker import ranked_candidates
 LabeledSet = tuple[list[Query], Qrels]
 
 
+def check_splits(path: Path) -> None:
+    """A training queries file gives every query a string `split` or none at all: a query without one is used as
+    both train and dev, so one that lost its field (a typo, a mangled key) beside others that have it would leak
+    dev into training unseen. The error names the file, line and field."""
+    from citator.data.jsonl import iter_jsonl
+    from citator.errors import QueryError
+
+    missing, present = None, 0
+    for line, obj in iter_jsonl(path, QueryError):
+        if "split" not in obj:
+            missing = missing or line
+            continue
+        if not isinstance(obj["split"], str):
+            raise QueryError(path, line, f"expected a string, got {type(obj['split']).__name__}", field="split")
+        present += 1
+    if missing is not None and present:
+        raise QueryError(path, missing, f"missing field, while {present} other queries of this file have one (a "
+                         "query without a split would be both train and dev)", field="split")
+
+
 def load_labeled(pairs: Sequence[tuple[Path, Path]], split: str | None,
                  corpus_ids: set[str] | None = None) -> LabeledSet:
     """Queries (of one split, if the files carry splits) with their ground truth; `test` is never accepted.
@@ -60,6 +80,7 @@ def load_labeled(pairs: Sequence[tuple[Path, Path]], split: str | None,
     queries: list[Query] = []
     grades: dict[str, dict[str, int]] = {}
     for q_path, g_path in pairs:
+        check_splits(q_path)
         qrels = read_ground_truth(g_path)
         unlabeled: list[str] = []
         labeled_here = 0
