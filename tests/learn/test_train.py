@@ -442,17 +442,24 @@ def test_train_with_one_training_proposition_skips_lambdamart_and_says_why(small
 
 
 @pytest.mark.slow
-def test_dev_with_one_proposition_skips_the_cross_validated_ranker_and_says_why(small_stance_set: dict[str, Path],
-                                                                                tmp_path: Path) -> None:
+def test_dev_with_one_proposition_skips_the_cross_validated_ranker_and_says_why(
+    small_stance_set: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from citator.learn.train import train
 
     last = json.loads(small_stance_set["queries"].read_text().splitlines()[-1])["proposition_id"]
     queries = write_resplit(small_stance_set, tmp_path,
                             lambda i, r, props: "dev" if r["proposition_id"] == last else "train")
     manifest = train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art",
-                     finetune=FinetuneConfig(epochs=1), progress=False)
+                     finetune=FinetuneConfig(epochs=1), progress=True)
     assert manifest["complete"] and manifest["linear_skipped"] == "dev's propositions all fall in one of the two folds"
     assert "learned fusion (2-fold CV on dev)" not in manifest["dev_ndcg@10"] and manifest["ranker"] != "linear"
+    # The long stages without a progress bar of their own say when they start.
+    err = capsys.readouterr().err
+    for stage in ("dev index and fusion weights on", "out-of-fold ranker features for", "fold 1 of 2:",
+                  "fold 2 of 2:"):
+        assert stage in err, stage
+    assert ("LambdaMART on" in err) == ("LambdaMART (fitted on train, out-of-fold)" in manifest["dev_ndcg@10"])
 
 
 def test_train_and_dev_must_not_share_propositions(small_stance_set: dict[str, Path], tmp_path: Path) -> None:

@@ -119,6 +119,12 @@ def load_labeled(pairs: Sequence[tuple[Path, Path]], split: str | None,
     return queries, Qrels.from_dict(grades)
 
 
+def _stage(progress: bool, what: str) -> None:
+    """One line on stderr as a long stage without a progress bar of its own starts (with the wall clock)."""
+    if progress:
+        print(f"{time.strftime('%H:%M:%S')} {what}", file=sys.stderr, flush=True)
+
+
 def _proposition(q: Query) -> str:
     prop = q.extra.get("proposition_id")
     return prop if isinstance(prop, str) and prop.strip() else q.query_id
@@ -251,6 +257,7 @@ def train(
 
     # 4. Tune the interpolation on dev, with a dev index built from these artifacts; then the learned rankers.
     t = time.monotonic()
+    _stage(progress, f"dev index and fusion weights on {len(dev_q)} dev queries")
     index = work / "dev-index"
     build_index(corpus, index, base_encoder, progress=progress, artifacts=read_artifacts(out, allow_incomplete=True),
                 passage_vectors=passage_vectors, passage_tokens=passage_tokens)
@@ -268,6 +275,7 @@ def train(
     dev_scores["interpolation (tuned on dev)"] = tuned
     timings["fusion_seconds"] = time.monotonic() - t
     # (a) A linear ranker fitted on dev itself (scored by 2-fold cross-validation on dev).
+    _stage(progress, "linear ranker (2-fold cross-validation on dev)")
     linear, cv = fit_ranker_cv(signals, dev_q, dev_qrels, searcher, weights, dev_encoded.tokens)
     if cv is None:
         manifest["linear_skipped"] = "dev's propositions all fall in one of the two folds"
@@ -282,6 +290,7 @@ def train(
         manifest["lambdamart_skipped"] = "train's propositions all fall in one fold"
     else:
         t = time.monotonic()
+        _stage(progress, f"out-of-fold ranker features for {len(train_q)} train queries, {folds} folds")
         names, x, y, _, reused = out_of_fold_features(fitting, searcher, train_q, train_qrels, list(signals), weights,
                                                       work / "folds", folds=folds)
         timings["reused_encoders"] += reused
@@ -292,6 +301,7 @@ def train(
         else:
             # Fitted on the top 200 candidates, applied to the top 100: the same on CaseFacts dev (0.5155 vs 0.5147)
             # and half the trees' work at search time (about 0.25 s of 0.5 s for 311 queries on 2 cores).
+            _stage(progress, f"LambdaMART on {x.shape[0]} queries x {x.shape[1]} candidates")
             lambdamart = fit_lambdamart(names, x, y, candidates=100)
             timings["lambdamart_seconds"] = time.monotonic() - t
             score = _ranker_ndcg(lambdamart, signals, dev_q, dev_qrels, searcher, weights, dev_encoded.tokens)
@@ -457,6 +467,8 @@ def out_of_fold_features(
         held = [q for q, k in zip(queries, fold_of) if k == f]
         if not held:
             continue
+        _stage(fitting.progress, f"  fold {f + 1} of {folds}: parts fitted without its {len(held)} queries, "
+               "then their features")
         training, encoder_dir = training_sets[f]
         parts = fitting.fit(training, qrels, encoder_dir)
         reused += parts.reused_encoder
