@@ -60,3 +60,19 @@ def test_reasons_are_the_nearest_citing_propositions(trained_index: Path, small_
                 assert {s.name for s in hit.signals} == set(index.searcher.needed_signals())
         assert "memory: no trained memory" not in render(brief, "table")
     assert with_reasons > 0
+
+
+@pytest.mark.slow
+def test_the_index_copies_the_trained_model_readable_like_its_other_files(trained_index: Path) -> None:
+    # Training writes its weights 0600 (an atomic write); the index's copy takes the index's own file mode, so a
+    # user who may read the index may search it.
+    import stat
+
+    from citator.retrieve.manifest import read_manifest
+
+    data = trained_index / read_manifest(trained_index).data_dir
+    mode = stat.S_IMODE((data / "doc_ids.json").stat().st_mode)
+    copied = [p for p in (data / "finetuned_encoder").rglob("*") if p.is_file()] + [data / "ranker.json"]
+    copied += [p for p in (data / "memory").rglob("*") if p.is_file()]
+    assert (data / "finetuned_encoder" / "model.safetensors") in copied
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in copied} == {p.name: mode for p in copied}

@@ -276,11 +276,13 @@ def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], p
     from citator.retrieve.expansion import build_expanded_index
     from citator.retrieve.memory import PropositionMemory
 
-    shutil.copytree(artifacts.memory_dir, data_dir / "memory")
-    # The index answers on its own: moving, retraining or deleting the artifacts leaves it whole.
-    shutil.copytree(artifacts.encoder_dir, data_dir / FINETUNED_ENCODER, ignore=shutil.ignore_patterns(".*"))
+    shutil.copytree(artifacts.memory_dir, data_dir / "memory", copy_function=shutil.copyfile)
+    # The index answers on its own: moving, retraining or deleting the artifacts leaves it whole. Copied without the
+    # artifacts' permission bits (training writes its weights 0600): the index's files are readable as its others are.
+    shutil.copytree(artifacts.encoder_dir, data_dir / FINETUNED_ENCODER, ignore=shutil.ignore_patterns(".*"),
+                    copy_function=shutil.copyfile)
     if artifacts.ranker_path is not None:
-        shutil.copy(artifacts.ranker_path, data_dir / "ranker.json")
+        shutil.copyfile(artifacts.ranker_path, data_dir / "ranker.json")
     memory = PropositionMemory.load(data_dir / "memory")
     rows, cols = memory.link([d.doc_id for d in docs], [d.title for d in docs])
     np.save(data_dir / "memory_links.npy", np.stack([rows, cols]))
