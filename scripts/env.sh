@@ -27,6 +27,8 @@ for arg in "$@"; do
     prev="$arg"
 done
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONDONTWRITEBYTECODE=1
+# onnxruntime's telemetry (a device id in the user's cache, events it may send): off unless the user set it.
+export ORT_DISABLE_TELEMETRY="${ORT_DISABLE_TELEMETRY:-1}"
 if [ -n "$index_dir" ] && [ "${CITATOR_CREATE_INDEX:-0}" = 1 ]; then
     mkdir -p "$index_dir"
 fi

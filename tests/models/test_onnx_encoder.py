@@ -77,3 +77,23 @@ def test_a_damaged_graph_is_one_clear_error(prefixed_model: tuple[Path, Path], t
     bad.write_bytes(graph.read_bytes()[: 4096])
     with pytest.raises(ConfigError, match="not a readable ONNX graph"):
         OnnxEncoder(model, bad)
+
+
+def test_onnxruntime_leaves_nothing_in_the_users_home(prefixed_model: tuple[Path, Path], tmp_path: Path) -> None:
+    # onnxruntime's telemetry would write a device id under the cache; citator turns it off before onnxruntime starts.
+    import os
+    import subprocess
+    import sys
+
+    model, graph = prefixed_model
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ORT_", "XDG_"))}
+    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
+    code = ("import sys; from citator.models.onnx_encoder import OnnxEncoder; "
+            "print(OnnxEncoder(sys.argv[1], sys.argv[2]).encode_queries(['a warrant'], ['all']).shape)")
+    done = subprocess.run([sys.executable, "-c", code, str(model), str(graph)], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "(1, 384)" and "telemetry" not in done.stderr
+    assert [p for p in home.rglob("*")] == []

@@ -11,6 +11,7 @@ Building an index keeps the torch backend (GPU, long documents).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,6 +29,10 @@ from citator.models.encoder import (
 from citator.models.transformer_encoder import read_pooling, read_query_prefixes
 
 SUPPORTED_TYPES = ("bert",)
+# onnxruntime's POSIX builds carry telemetry that writes a device id under the user's cache and may send events;
+# citator runs offline and leaves no trace, so it is off unless the user has set the variable themselves. It must
+# be in the environment before onnxruntime starts (scripts/env.sh sets it for build.sh and run.sh as well).
+TELEMETRY_OFF = {"ORT_DISABLE_TELEMETRY": "1"}
 # The opset the graph is written in: onnxruntime runs every opset up to its own release's.
 OPSET = 17
 
@@ -76,6 +81,8 @@ class OnnxEncoder(Encoder):
     """Query encoding through an exported graph; `model_dir` gives the tokenizer, pooling and query prefixes."""
 
     def __init__(self, model_dir: str | Path, graph: str | Path, max_length: int | None = None) -> None:
+        for name, value in TELEMETRY_OFF.items():
+            os.environ.setdefault(name, value)
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
