@@ -17,7 +17,7 @@ import citator
 from citator.brief.index import StanceIndex
 from citator.data.records import Query
 from citator.errors import IndexDirError, PropositionError
-from citator.retrieve.documents import DOCUMENTS, OFFSETS
+from citator.retrieve.manifest import DOCUMENT_OFFSETS as OFFSETS, DOCUMENTS
 from citator.retrieve.manifest import read_manifest
 from citator.retrieve.passages import PassageSpec, split_passages
 from citator.retrieve.searcher import StanceSearcher

@@ -15,9 +15,8 @@ import numpy as np
 
 from citator.data.records import Document
 from citator.errors import IndexDirError
+from citator.retrieve.manifest import DOCUMENT_OFFSETS, DOCUMENTS
 
-DOCUMENTS = "documents.jsonl"
-OFFSETS = "documents_offsets.npy"
 
 
 def write_documents(directory: Path, docs: Sequence[Document]) -> None:
@@ -27,7 +26,7 @@ def write_documents(directory: Path, docs: Sequence[Document]) -> None:
         for i, doc in enumerate(docs):
             handle.write(json.dumps(doc.to_json(), ensure_ascii=False).encode("utf-8") + b"\n")
             offsets[i + 1] = handle.tell()
-    np.save(directory / OFFSETS, offsets)
+    np.save(directory / DOCUMENT_OFFSETS, offsets)
 
 
 class DocumentStore:
@@ -37,9 +36,9 @@ class DocumentStore:
         self.path = directory / DOCUMENTS
         self.doc_ids = doc_ids
         try:
-            self.offsets = np.load(directory / OFFSETS)
+            self.offsets = np.load(directory / DOCUMENT_OFFSETS)
         except (OSError, ValueError, EOFError) as exc:
-            raise IndexDirError(f"{directory / OFFSETS}: unreadable ({exc}); rebuild the index") from None
+            raise IndexDirError(f"{directory / DOCUMENT_OFFSETS}: unreadable ({exc}); rebuild the index") from None
         size = self.path.stat().st_size if self.path.is_file() else -1
         if (self.offsets.ndim != 1 or len(self.offsets) != len(doc_ids) + 1 or int(self.offsets[-1]) != size
                 or bool((np.diff(self.offsets) <= 0).any())):

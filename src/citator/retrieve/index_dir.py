@@ -32,7 +32,7 @@ from citator.retrieve.index_files import record_files
 from citator.retrieve.documents import write_documents
 from citator.retrieve.late_interaction import TokenStore, reads_late_interaction
 from citator.retrieve.lexical import LexicalIndex
-from citator.retrieve.manifest import MANIFEST, Manifest, read_manifest
+from citator.retrieve.manifest import FINETUNED_ENCODER, MANIFEST, QUERY_GRAPHS, Manifest, read_manifest
 from citator.retrieve.passages import PassageSpec, passage_layout
 
 # Bump when the code that turns a corpus into base passages changes (layout, the content-token filter, the token
@@ -41,10 +41,6 @@ PASSAGE_RULES_VERSION = 1
 # The contract's top-k: run.sh must answer every query with this many distinct documents, so a smaller corpus
 # could build but never answer. Refused at build time.
 MIN_DOCS = 10
-# The data folder's ONNX query encoders: base.onnx and, with artifacts, finetuned.onnx.
-QUERY_GRAPHS = "query_graphs"
-# The data folder's copy of the artifacts' fine-tuned query encoder (the server runs it in torch).
-FINETUNED_ENCODER = "finetuned_encoder"
 
 
 def build_index(

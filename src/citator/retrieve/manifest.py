@@ -19,6 +19,10 @@ from citator.retrieve.index_files import check_recorded, verify_sizes
 
 FORMAT = "citator-stance-index/2"
 MANIFEST = "manifest.json"
+# Parts of the data folder named in more than one module (named here: run.sh's client path imports this one).
+DOCUMENTS, DOCUMENT_OFFSETS = "documents.jsonl", "documents_offsets.npy"  # the corpus copy briefs read
+FINETUNED_ENCODER = "finetuned_encoder"  # the artifacts' fine-tuned query encoder (the server runs it in torch)
+QUERY_GRAPHS = "query_graphs"  # ONNX query encoders: base.onnx and, with artifacts, finetuned.onnx
 
 
 @dataclass(frozen=True)
@@ -100,10 +104,10 @@ def read_manifest(index_dir: Path) -> Manifest:
                             "documents and their passages; rebuild with build.sh")
     if Path(manifest.data_dir).name != manifest.data_dir or manifest.data_dir in ("", ".", ".."):
         raise IndexDirError(f"{path}: data_dir {manifest.data_dir!r} is not a folder of the index; rebuild with build.sh")
-    parts = ["doc_ids.json", "passage_starts.npy", "dense.npy", "lexical_doc", "lexical_passage", "documents.jsonl",
-             "documents_offsets.npy"]
+    parts = ["doc_ids.json", "passage_starts.npy", "dense.npy", "lexical_doc", "lexical_passage", DOCUMENTS,
+             DOCUMENT_OFFSETS]
     if manifest.artifacts_path is not None:
-        parts += ["memory", "memory_links.npy", "lexical_expanded", "finetuned_encoder"]
+        parts += ["memory", "memory_links.npy", "lexical_expanded", FINETUNED_ENCODER]
     for name in parts:
         if not manifest.path(index_dir, name).exists():
             raise IndexDirError(f"{index_dir}: {name} is missing; the index is incomplete, rebuild with build.sh")

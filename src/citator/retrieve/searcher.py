@@ -18,7 +18,7 @@ from citator.retrieve.dense import DenseIndex
 from citator.retrieve.expansion import SIGNAL as EXPANDED
 from citator.retrieve.fusion import interpolate, rrf, top_k
 from citator.retrieve.index_files import check_starts, load_array, load_doc_ids, verify_digests
-from citator.retrieve.manifest import Manifest, read_manifest
+from citator.retrieve.manifest import FINETUNED_ENCODER, QUERY_GRAPHS, Manifest, read_manifest
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.passages import document_of_passage, max_per_document
 from citator.retrieve.late_interaction import TokenStore, reads_late_interaction
@@ -126,7 +126,6 @@ class StanceSearcher:
         self.citations: dict[str, np.ndarray] | None = None
         if self.manifest.artifacts_path is not None:
             from citator.errors import IndexDirError
-            from citator.retrieve.index_dir import FINETUNED_ENCODER
             from citator.retrieve.memory import PropositionMemory, citation_counts
 
             # The build copied what the artifacts hold into the index: the artifacts themselves are not read.
@@ -160,7 +159,6 @@ class StanceSearcher:
         (and this search is cold): a graph that does not load is index damage."""
         from citator.errors import ConfigError, IndexDirError
         from citator.models.load import load_query_encoder
-        from citator.retrieve.index_dir import QUERY_GRAPHS
 
         graph = self.manifest.path(self.index_dir, f"{QUERY_GRAPHS}/{graph_name}.onnx") if graph_name else None
         graph = graph if graph is not None and graph.is_file() else None
