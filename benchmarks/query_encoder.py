@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -59,10 +58,9 @@ np.save(sys.argv[6], vectors)
 
 
 def quantise(graph: Path, out: Path) -> None:
-    from citator.models.onnx_encoder import TELEMETRY_OFF
+    from citator.models.onnx_encoder import telemetry_off
 
-    for name, value in TELEMETRY_OFF.items():
-        os.environ.setdefault(name, value)
+    telemetry_off()
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quantize_dynamic(str(graph), str(out), weight_type=QuantType.QInt8)

@@ -33,6 +33,12 @@ SUPPORTED_TYPES = ("bert",)
 # citator runs offline and leaves no trace, so it is off unless the user has set the variable themselves. It must
 # be in the environment before onnxruntime starts (scripts/env.sh sets it for build.sh and run.sh as well).
 TELEMETRY_OFF = {"ORT_DISABLE_TELEMETRY": "1"}
+
+
+def telemetry_off() -> None:
+    """Put TELEMETRY_OFF in the environment (where the user has not set it); call before importing onnxruntime."""
+    for name, value in TELEMETRY_OFF.items():
+        os.environ.setdefault(name, value)
 # The opset the graph is written in: onnxruntime runs every opset up to its own release's.
 OPSET = 17
 
@@ -81,8 +87,7 @@ class OnnxEncoder(Encoder):
     """Query encoding through an exported graph; `model_dir` gives the tokenizer, pooling and query prefixes."""
 
     def __init__(self, model_dir: str | Path, graph: str | Path, max_length: int | None = None) -> None:
-        for name, value in TELEMETRY_OFF.items():
-            os.environ.setdefault(name, value)
+        telemetry_off()
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
