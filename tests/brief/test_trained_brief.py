@@ -12,24 +12,11 @@ from citator.brief.render import render
 
 
 @pytest.fixture(scope="module")
-def trained_index(small_stance_set: dict[str, Path], brief_index: Path,
+def trained_index(small_stance_set: dict[str, Path], small_artifacts: Path,
                   tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from citator.cli.main import main
-
-    work = tmp_path_factory.mktemp("trained-brief")
-    # The fixture's queries are all `dev`: two thirds of the propositions become `train`.
-    rows = [json.loads(line) for line in small_stance_set["queries"].open()]
-    props = sorted({r["proposition_id"] for r in rows})
-    for r in rows:
-        r["split"] = "train" if props.index(r["proposition_id"]) % 3 else "dev"
-    queries = work / "queries.jsonl"
-    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    artifacts = work / "artifacts"
-    assert main(["train", "--corpus", str(small_stance_set["corpus"]), "--queries", str(queries),
-                 "--ground-truth", str(small_stance_set["gt"]), "--out", str(artifacts), "--epochs", "1"]) == 0
-    index_dir = work / "index"
+    index_dir = tmp_path_factory.mktemp("trained-brief") / "index"
     # Built through the public API: model= is the artifacts directory, and the opened index says it is trained.
-    assert StanceIndex.build(small_stance_set["corpus"], index_dir, model=artifacts).trained
+    assert StanceIndex.build(small_stance_set["corpus"], index_dir, model=small_artifacts).trained
     return index_dir
 
 

@@ -76,7 +76,7 @@ def test_run_uses_the_live_server(served_index: Path, small_stance_set: dict[str
     assert "(server," in done.stderr
     check_output(out, small_stance_set, served_index)
     assert stat.S_IMODE((served_index / "service" / "search.sock").stat().st_mode) == 0o600  # no one else's to use
-    # In-process search gives the same rankings; its numpy query encoder (the server uses torch) moves scores only
+    # In-process search gives the same rankings; its ONNX query encoder (the server uses torch) moves scores only
     # by float rounding.
     same = tmp_path / "inproc.jsonl"
     done = sh(REPO / "run.sh", "--index-dir", served_index, "--queries", small_stance_set["queries"], "--output", same,

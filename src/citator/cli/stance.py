@@ -18,6 +18,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "./build.sh sets it to artifacts/ beside itself when that holds a manifest; else none)")
     b.add_argument("--no-artifacts", action="store_true", help="build without artifacts, whatever $CITATOR_ARTIFACTS says")
     b.add_argument("--no-serve", action="store_true", help="do not start the search server")
+    b.add_argument("--shards", type=int, help="cut the index into this many shards, searched as one (docs/scale.md)")
+    b.add_argument("--ray", metavar="ADDRESS", help="build the shards on a Ray cluster: 'local' (a new one on this "
+                   "machine), 'auto' (the one this machine belongs to) or its address; needs citator[ray]")
+    b.add_argument("--workers", type=int, help="with --ray: how many shard builders (default: one per shard, at most "
+                   "the cluster's CPUs)")
     b.set_defaults(func=run_build)
 
     s = sub.add_parser("search", help="answer a queries file from an index; writes validated results atomically")
@@ -30,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     v = sub.add_parser("serve", help="hold an index in memory and answer searches over its Unix socket")
     v.add_argument("--index-dir", required=True, type=Path, help="the index directory to serve")
+    v.add_argument("--ray", metavar="ADDRESS", help="a sharded index's shards as actors on this Ray cluster ('local', "
+                   "'auto' or an address; default: $CITATOR_RAY, else in this process)")
     v.set_defaults(func=run_serve)
 
     t = sub.add_parser("stop", help="stop the search server of an index directory")
@@ -49,10 +56,16 @@ def run_build(args: argparse.Namespace) -> int:
     where = None if args.no_artifacts else (args.artifacts or default_artifacts())
     artifacts = read_artifacts(where) if where else None
     start = time.monotonic()
+    if (args.ray or args.workers) and not args.shards:
+        from citator.errors import ConfigError
+
+        raise ConfigError("--ray and --workers build a sharded index: give --shards N")
     manifest = build(args.corpus, args.index_dir, args.model, config, serve=not args.no_serve, artifacts=artifacts,
-                     artifacts_optional=args.artifacts is None)
+                     artifacts_optional=args.artifacts is None, shards=args.shards, ray=args.ray,
+                     workers=args.workers)
     print(
         f"built {args.index_dir}: {manifest.n_docs} documents, {manifest.n_passages} passages, "
+        + (f"{len(manifest.shards)} shards, " if manifest.shards else "") +
         f"encoder {manifest.encoder_id}, artifacts {manifest.artifacts_path or 'none'}, {time.monotonic() - start:.1f} s"
         + ("" if args.no_serve else "; search server ready"),
         file=sys.stderr,
@@ -72,7 +85,7 @@ def run_search(args: argparse.Namespace) -> int:
 def run_serve(args: argparse.Namespace) -> int:
     from citator.server.search_service import serve
 
-    serve(args.index_dir)
+    serve(args.index_dir, args.ray)
     return 0
 
 

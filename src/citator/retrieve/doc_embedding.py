@@ -45,8 +45,11 @@ def save_deltas(directory: Path, doc_ids: Sequence[str], titles: Sequence[str], 
     save_npy_atomic(directory / DELTAS, deltas[moved].astype(np.float32))
 
 
-def apply_deltas(directory: Path, doc_ids: Sequence[str], titles: Sequence[str], base: np.ndarray) -> np.ndarray | None:
-    """This corpus's learned document vectors, or None when the artifacts carry no offsets."""
+def apply_deltas(directory: Path, doc_ids: Sequence[str], titles: Sequence[str], base: np.ndarray, start: int = 0
+                 ) -> np.ndarray | None:
+    """This corpus's learned document vectors, or None when the artifacts carry no offsets. `base` holds the base
+    vectors of documents `start`, `start + 1`, ... of the corpus (a shard's; offsets reach documents by titles
+    unique in the whole corpus)."""
     if not (directory / DELTAS).is_file():
         return None
     with (directory / DOCUMENTS).open(encoding="utf-8") as handle:
@@ -56,4 +59,4 @@ def apply_deltas(directory: Path, doc_ids: Sequence[str], titles: Sequence[str],
     for row, i in enumerate(match_documents(wanted, doc_ids, titles)):
         if i >= 0:
             row_of_doc[i] = row
-    return learned_document_vectors(base, deltas, row_of_doc)
+    return learned_document_vectors(base, deltas, row_of_doc[start:start + len(base)])

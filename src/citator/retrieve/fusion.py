@@ -7,25 +7,51 @@ from collections.abc import Mapping
 import numpy as np
 
 
-def normalise_topn(scores: np.ndarray, n: int = 100) -> np.ndarray:
-    """Per query, map the n-th best score to 0 and the best to 1 (clipped), so signals share a scale."""
+def topn_bounds(best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(floor, span) per query from its n best scores (any order): the n-th best maps to 0, the best to 1.
+
+    Shards of one index each give their n best; the n best of those together bound exactly as the whole would.
+    """
+    top = best.max(axis=1, keepdims=True)
+    floor = best.min(axis=1, keepdims=True)
+    return floor, np.where(top - floor > 1e-12, top - floor, 1.0)
+
+
+def best_n(scores: np.ndarray, n: int) -> np.ndarray:
+    """The n best scores per query, in no particular order (all of them when a query has fewer)."""
     n = min(n, scores.shape[1])
-    # The n best scores, in no particular order: np.partition fixes only the n-th place, so the best is their max
-    # (not the first column, which is the best only as often as the CPU's partition kernel happens to leave it there).
-    best_n = -np.partition(-scores, n - 1, axis=1)[:, :n]
-    top = best_n.max(axis=1, keepdims=True)
-    floor = best_n.min(axis=1, keepdims=True)
-    span = np.where(top - floor > 1e-12, top - floor, 1.0)
+    # np.partition fixes only the n-th place, so the best is their max (not the first column, which is the best only
+    # as often as the CPU's partition kernel happens to leave it there).
+    return -np.partition(-scores, n - 1, axis=1)[:, :n]
+
+
+def normalise(scores: np.ndarray, bounds: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Scores mapped by (floor, span) and clipped at 0, as float32."""
+    floor, span = bounds
     return np.clip((scores - floor) / span, 0.0, None).astype(np.float32)
 
 
-def interpolate(signals: Mapping[str, np.ndarray], weights: Mapping[str, float], n: int = 100) -> np.ndarray:
-    """Weighted sum of top-n-normalised signals; signals with weight 0 are skipped."""
+def normalise_topn(scores: np.ndarray, n: int = 100) -> np.ndarray:
+    """Per query, map the n-th best score to 0 and the best to 1 (clipped), so signals share a scale."""
+    return normalise(scores, topn_bounds(best_n(scores, n)))
+
+
+Bounds = Mapping[str, tuple[np.ndarray, np.ndarray]]
+
+
+def interpolate(signals: Mapping[str, np.ndarray], weights: Mapping[str, float], n: int = 100,
+                bounds: Bounds | None = None) -> np.ndarray:
+    """Weighted sum of top-n-normalised signals; signals with weight 0 are skipped.
+
+    `bounds` (signal -> (floor, span)) normalise instead of each matrix's own top n: a shard's documents are scaled
+    by the whole index's bounds.
+    """
     total: np.ndarray | None = None
     for name, weight in weights.items():
         if weight == 0:
             continue
-        part = weight * normalise_topn(signals[name], n)
+        scale = bounds[name] if bounds is not None else topn_bounds(best_n(signals[name], n))
+        part = weight * normalise(signals[name], scale)
         total = part if total is None else total + part
     if total is None:
         raise ValueError("every fusion weight is zero")

@@ -14,7 +14,10 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,16 +34,81 @@ from citator.retrieve.dense import DenseIndex
 from citator.retrieve.index_files import record_files
 from citator.retrieve.documents import write_documents
 from citator.retrieve.late_interaction import TokenStore, reads_late_interaction
-from citator.retrieve.lexical import LexicalIndex
+from citator.retrieve.lexical import CorpusStats, LexicalIndex, Tokenized
 from citator.retrieve.manifest import FINETUNED_ENCODER, MANIFEST, QUERY_GRAPHS, Manifest, read_manifest
 from citator.retrieve.passages import PassageSpec, passage_layout
 
-# Bump when the code that turns a corpus into base passages changes (layout, the content-token filter, the token
-# store's quantisation or first-occurrence rule): passages cached or indexed under another value are encoded again.
-PASSAGE_RULES_VERSION = 1
+# Bump when the code that turns a corpus into base passages changes (layout, the encoder's padding of documents, the
+# content-token filter, the token store's quantisation or first-occurrence rule): passages cached or indexed under
+# another value are encoded again.
+PASSAGE_RULES_VERSION = 2
+# The lexical indexes of an index, by folder name: lexical_expanded only with trained artifacts.
+LEXICAL = ("lexical_doc", "lexical_passage", "lexical_expanded")
 # The contract's top-k: run.sh must answer every query with this many distinct documents, so a smaller corpus
 # could build but never answer. Refused at build time.
 MIN_DOCS = 10
+
+
+@dataclass(frozen=True)
+class ShardPart:
+    """A shard of a larger corpus: where its documents start in the corpus, the corpus's ids and titles (memory
+    entries and learned offsets reach documents by titles unique in the whole corpus, not in one shard), and the
+    whole corpus's BM25 statistics per lexical index, so that the shard scores as one index over everything would.
+    `tokens`: the shard's texts per lexical index, already tokenized to count those statistics."""
+
+    start: int
+    corpus_ids: Sequence[str]
+    corpus_titles: Sequence[str]
+    stats: Mapping[str, CorpusStats]
+    tokens: Mapping[str, Tokenized]
+
+
+def corpus_links(memory, docs: Sequence[Document], part: ShardPart | None = None  # type: ignore[no-untyped-def]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(memory entry, document) links of a PropositionMemory to `docs` (a shard's, when `part` says where they
+    start: linked against the whole corpus, document indices local to the shard)."""
+    if part is None:
+        return memory.link([d.doc_id for d in docs], [d.title for d in docs])
+    rows, cols = memory.link(part.corpus_ids, part.corpus_titles)
+    keep = (cols >= part.start) & (cols < part.start + len(docs))
+    return rows[keep], cols[keep] - part.start
+
+
+def lexical_texts(docs: Sequence[Document], config: RetrievalConfig, memory=None,  # type: ignore[no-untyped-def]
+                  links: tuple[np.ndarray, np.ndarray] | None = None, names: Sequence[str] = LEXICAL
+                  ) -> dict[str, list[str]]:
+    """The texts of each named lexical index: whole documents, their passages and, with a memory and its links,
+    the documents expanded by the propositions that cite them."""
+    from citator.retrieve import expansion
+
+    titles, texts = [d.title for d in docs], [d.text for d in docs]
+    out = {}
+    if "lexical_doc" in names:
+        out["lexical_doc"] = [f"{t}\n{x}" for t, x in zip(titles, texts)]
+    if "lexical_passage" in names:
+        out["lexical_passage"] = passage_layout(titles, texts, PassageSpec(config.passage_words,
+                                                                            config.passage_overlap))[0]
+    if "lexical_expanded" in names and memory is not None and links is not None:
+        out["lexical_expanded"] = expansion.expanded_texts(titles, texts, memory, links)
+    return out
+
+
+def bm25_params(name: str, config: RetrievalConfig) -> tuple[float, float]:
+    """(k1, b) of a lexical index: the config's, except the expanded documents' own (retrieve/expansion.py)."""
+    from citator.retrieve import expansion
+
+    return (expansion.K1, expansion.B) if name == "lexical_expanded" else (config.k1, config.b)
+
+
+def build_lexical(directory: Path, name: str, texts: Sequence[str] | Tokenized, config: RetrievalConfig,
+                  part: ShardPart | None = None) -> None:
+    """Lexical index `name` of `texts` saved under `directory` (a shard's: the tokens it counted, the corpus's
+    statistics)."""
+    k1, b = bm25_params(name, config)
+    if part is not None:
+        LexicalIndex.build(part.tokens[name], k1, b, stats=part.stats[name]).save(directory / name)
+    else:
+        LexicalIndex.build(texts, k1, b).save(directory / name)
 
 
 def build_index(
@@ -54,6 +122,31 @@ def build_index(
     `artifacts_optional` (they were picked up by default rather than asked for). `passage_vectors` (and
     `passage_tokens`, the documents' content-token states) already computed for this corpus and encoder are reused.
     """
+    inputs = prepare_build(corpus_path, index_dir, encoder_path, config, artifacts, artifacts_optional, min_docs)
+    if inputs.artifacts is not None and passage_vectors is None:
+        passage_vectors, passage_tokens = _training_passages(inputs.artifacts, corpus_path, inputs.encoder_sha256,
+                                                             inputs.config)
+    with build_lock(index_dir) as where:
+        return build_locked(inputs.docs, corpus_path, where, inputs.encoder_path, inputs.encoder, inputs.config,
+                             progress, inputs.artifacts, passage_vectors, passage_tokens, inputs.encoder_sha256)
+
+
+@dataclass(frozen=True)
+class BuildInputs:
+    """A build's checked inputs: the corpus's documents, the base encoder (its folder, loaded model and
+    fingerprint), the retrieval config, and the artifacts (None: none, or skipped as made for another encoder)."""
+
+    docs: list[Document]
+    encoder_path: Path
+    encoder: Any
+    encoder_sha256: str
+    config: RetrievalConfig
+    artifacts: Artifacts | None
+
+
+def prepare_build(corpus_path: Path, index_dir: Path, encoder_path: Path | None, config: RetrievalConfig | None,
+                  artifacts: Artifacts | None, artifacts_optional: bool, min_docs: int = MIN_DOCS) -> BuildInputs:
+    """Read and check what a build needs before any work is done (see build_index)."""
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path, load_encoder
 
@@ -87,18 +180,22 @@ def build_index(
     missing = [s for s, w in config.weights.items() if w and s not in BASE_SIGNALS and artifacts is None]
     if missing:
         raise IndexDirError(f"config weights use {missing}, which need trained artifacts (--artifacts)")
-    if artifacts is not None and passage_vectors is None:
-        passage_vectors, passage_tokens = _training_passages(artifacts, corpus_path, encoder_sha256, config)
+    return BuildInputs(docs, encoder_path, encoder, encoder_sha256, config, artifacts)
+
+
+@contextlib.contextmanager
+def build_lock(index_dir: Path) -> Iterator[Path]:
+    """The index directory (made if absent, absolute), held by this build alone: a second build would delete the
+    first one's folder when it finishes."""
     index_dir = output_dir(index_dir.absolute())
-    # One build at a time per index dir: a second would delete the first one's folder when it finishes.
     lock = open_append(index_dir / ".build.lock")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
+        lock.close()
         raise IndexDirError(f"{index_dir}: another build is running in this index directory") from None
     try:
-        return _build_locked(docs, corpus_path, index_dir, encoder_path, encoder, config, progress, artifacts,
-                             passage_vectors, passage_tokens, encoder_sha256)
+        yield index_dir
     finally:
         lock.close()
 
@@ -178,18 +275,19 @@ def _training_passages(artifacts: Artifacts, corpus_path: Path, encoder_sha256: 
     return found
 
 
-def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, encoder_path: Path, encoder,  # type: ignore[no-untyped-def]
+def build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, encoder_path: Path, encoder,  # type: ignore[no-untyped-def]
                   config: RetrievalConfig, progress: bool, artifacts: Artifacts | None,
                   passage_vectors: np.ndarray | None, passage_tokens: TokenStore | None,
-                  encoder_sha256: str | None = None) -> Manifest:
-    tmp = Path(tempfile.mkdtemp(prefix="build-", dir=index_dir))
-    try:
+                  encoder_sha256: str | None = None, part: ShardPart | None = None) -> Manifest:
+    """The build itself, into a fresh folder of `index_dir`; `part`: these documents are a shard of a larger corpus."""
+    with fresh_build(index_dir) as tmp:
         titles = [d.title for d in docs]
         texts = [d.text for d in docs]
         spec = PassageSpec(config.passage_words, config.passage_overlap)
         passages, starts = passage_layout(titles, texts, spec)
-        LexicalIndex.build([f"{t}\n{x}" for t, x in zip(titles, texts)], config.k1, config.b).save(tmp / "lexical_doc")
-        LexicalIndex.build(passages, config.k1, config.b).save(tmp / "lexical_passage")
+        plain = {} if part is not None else lexical_texts(docs, config, names=("lexical_doc",))
+        build_lexical(tmp, "lexical_doc", plain.get("lexical_doc", ()), config, part)
+        build_lexical(tmp, "lexical_passage", passages, config, part)
         np.save(tmp / "passage_starts.npy", starts)
         # Vectors already computed for this very corpus and encoder (e.g. by `citator train`) are reused; document
         # tokens for late interaction come from the same forward pass, when the artifacts' ranker reads them.
@@ -206,10 +304,11 @@ def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, enco
         if tokens_needed:
             (late if late is not None else TokenStore.encode(encoder, passages, starts, progress)[1]).save(tmp)
         if artifacts is not None:
-            _add_artifacts(tmp, artifacts, docs, vectors, starts)
+            _add_artifacts(tmp, artifacts, docs, vectors, starts, config, part)
         (tmp / "doc_ids.json").write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
         write_documents(tmp, docs)  # titles and texts, for briefs that show the passage that scored
-        export_query_graphs(tmp, encoder_path, artifacts, config)
+        if part is None or part.start == 0:  # of a sharded index, the first shard's graphs encode every query
+            export_query_graphs(tmp, encoder_path, artifacts, config)
         manifest = Manifest(
             corpus_sha256=sha256_file(corpus_path), n_docs=len(docs), n_passages=len(passages),
             encoder_path=str(encoder_path.absolute()), encoder_id=encoder.model_id, config=config,
@@ -218,16 +317,30 @@ def _build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, enco
             artifacts_sha256=None if artifacts is None else sha256_file(artifacts.root / "manifest.json"),
             encoder_sha256=encoder_sha256, passage_rules=passage_rules(), files=record_files(tmp),
         )
-        os.chmod(tmp, 0o755)
-        # The manifest goes last and atomically: until it names the new folder, readers see the old build.
-        write_json_atomic(index_dir / MANIFEST, manifest.to_json())
+        switch_to(index_dir, tmp, manifest)
+    return manifest
+
+
+@contextlib.contextmanager
+def fresh_build(index_dir: Path) -> Iterator[Path]:
+    """A new build folder inside `index_dir`, removed if the build fails; once the build has switched to it
+    (`switch_to`), the folders of earlier builds are removed."""
+    tmp = Path(tempfile.mkdtemp(prefix="build-", dir=index_dir))
+    try:
+        yield tmp
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     for stale in index_dir.glob("build-*"):
         if stale.name != tmp.name:
             shutil.rmtree(stale, ignore_errors=True)
-    return manifest
+
+
+def switch_to(index_dir: Path, data_dir: Path, manifest: Manifest) -> None:
+    """Make `data_dir` the index's: its manifest goes last and atomically, so until it names the new folder,
+    readers see the old build."""
+    os.chmod(data_dir, 0o755)
+    write_json_atomic(index_dir / MANIFEST, manifest.to_json())
 
 
 def export_query_graphs(data_dir: Path, encoder_path: Path, artifacts: Artifacts | None,
@@ -261,7 +374,7 @@ def needs_document_tokens(artifacts: Artifacts | None) -> bool:
 
 
 def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], passage_vectors: np.ndarray,
-                   starts: np.ndarray) -> None:
+                   starts: np.ndarray, config: RetrievalConfig, part: ShardPart | None = None) -> None:
     """The fine-tuned query encoder, the proposition memory, the ranker, the memory's links to this corpus, the
     learned document vectors and the BM25 index of the documents expanded by the propositions that cite them.
 
@@ -269,7 +382,6 @@ def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], p
     has checked that this index uses that same base encoder.
     """
     from citator.retrieve.doc_embedding import apply_deltas, base_document_vectors
-    from citator.retrieve.expansion import build_expanded_index
     from citator.retrieve.memory import PropositionMemory
 
     shutil.copytree(artifacts.memory_dir, data_dir / "memory", copy_function=shutil.copyfile)
@@ -280,11 +392,14 @@ def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], p
     if artifacts.ranker_path is not None:
         shutil.copyfile(artifacts.ranker_path, data_dir / "ranker.json")
     memory = PropositionMemory.load(data_dir / "memory")
-    rows, cols = memory.link([d.doc_id for d in docs], [d.title for d in docs])
+    rows, cols = corpus_links(memory, docs, part)
     np.save(data_dir / "memory_links.npy", np.stack([rows, cols]))
+    expanded = {} if part is not None else lexical_texts(docs, config, memory, (rows, cols), ("lexical_expanded",))
+    build_lexical(data_dir, "lexical_expanded", expanded.get("lexical_expanded", ()), config, part)
     ids, titles = [d.doc_id for d in docs], [d.title for d in docs]
-    build_expanded_index(titles, [d.text for d in docs], memory, (rows, cols)).save(data_dir / "lexical_expanded")
-    learned = apply_deltas(data_dir / "memory", ids, titles, base_document_vectors(passage_vectors, starts))
+    base = base_document_vectors(passage_vectors, starts)
+    learned = (apply_deltas(data_dir / "memory", ids, titles, base) if part is None else
+               apply_deltas(data_dir / "memory", part.corpus_ids, part.corpus_titles, base, part.start))
     if learned is not None:
         np.save(data_dir / "doc_embedding.npy", learned)
 

@@ -1,9 +1,16 @@
-"""BM25 over title + text with bm25s (PyStemmer English stemming, English stopwords), saved for mmap loading."""
+"""BM25 over title + text with bm25s (PyStemmer English stemming, English stopwords), saved for mmap loading.
+
+A shard of a larger index scores with the statistics of the whole corpus (`CorpusStats`: document frequencies,
+unit count, total length), so its BM25 scores are the ones one index over everything gives.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -14,6 +21,79 @@ def _stemmer():  # type: ignore[no-untyped-def]
     return Stemmer.Stemmer("english")
 
 
+@dataclass(frozen=True)
+class CorpusStats:
+    """What BM25's idf and length normalisation read of a corpus: per stem, how many units hold it; the number of
+    units; their total length in tokens. Shards' stats add up to the corpus's."""
+
+    doc_freqs: dict[str, int]
+    n_units: int
+    total_length: int
+
+    @classmethod
+    def total(cls, parts: Iterable[CorpusStats]) -> CorpusStats:
+        freqs: Counter[str] = Counter()
+        n_units = total_length = 0
+        for part in parts:
+            freqs.update(part.doc_freqs)
+            n_units += part.n_units
+            total_length += part.total_length
+        return cls(dict(freqs), n_units, total_length)
+
+
+@dataclass(frozen=True)
+class Tokenized:
+    """Texts as bm25s token ids, with the tokenizer whose vocabulary (stem -> id) they use."""
+
+    tokenizer: Any
+    ids: list[list[int]]
+
+    def stats(self) -> CorpusStats:
+        stem_of = {i: stem for stem, i in self.tokenizer.get_vocab_dict().items()}
+        freqs = Counter(stem_of[i] for doc in self.ids for i in set(doc))
+        return CorpusStats(dict(freqs), len(self.ids), sum(len(doc) for doc in self.ids))
+
+
+def _mean_length(stats: CorpusStats) -> np.float64:
+    """The corpus's mean unit length as bm25s computes it (a numpy float64: NumPy's promotion rules then score in
+    float64 as bm25s's own build does, where a Python float would score in float32)."""
+    return np.float64(stats.total_length) / np.float64(max(stats.n_units, 1))
+
+
+def _corpus_wide_bm25(stats: CorpusStats, **params: Any):  # type: ignore[no-untyped-def]
+    """A bm25s BM25 whose idf and average length are the corpus's (`stats`), not those of the units it indexes.
+
+    bm25s offers `build_index_from_ids` to be overridden for this; the scores themselves are bm25s's own functions.
+    """
+    import bm25s
+    import scipy.sparse as sp
+    from bm25s.scoring import (_build_idf_array, _build_scores_and_indices_for_matrix, _calculate_doc_freqs,
+                               _select_idf_scorer)
+
+    class CorpusWideBM25(bm25s.BM25):
+        def build_index_from_ids(self, unique_token_ids, corpus_token_ids, show_progress=True,  # type: ignore[no-untyped-def]
+                                 leave_progress=False):
+            self.nonoccurrence_array = None  # lucene BM25 has none (bm25s sets it here for BM25L and BM25+)
+            local = _calculate_doc_freqs(corpus_token_ids, unique_token_ids, show_progress=False)
+            wide = {token: stats.doc_freqs.get(self.stem_of[token], 0) for token in unique_token_ids}
+            idf = _build_idf_array(wide, n_docs=stats.n_units, compute_idf_fn=_select_idf_scorer(self.idf_method),
+                                   dtype=self.dtype)
+            scores, docs, vocab = _build_scores_and_indices_for_matrix(
+                corpus_token_ids=corpus_token_ids, idf_array=idf, avg_doc_len=_mean_length(stats),
+                doc_frequencies=local, k1=self.k1, b=self.b, delta=self.delta, nonoccurrence_array=None,
+                method=self.method, dtype=self.dtype, int_dtype=self.int_dtype, show_progress=False)
+            shape = (len(corpus_token_ids), len(unique_token_ids))
+            if self.csc_backend == "numpy":
+                data, indices, indptr = self._np_csc(data=scores, rows=docs, cols=vocab, shape=shape)
+            else:
+                matrix = sp.csc_matrix((scores, (docs, vocab)), shape=shape, dtype=self.dtype)
+                data, indices, indptr = matrix.data, matrix.indices, matrix.indptr
+            return {"data": data.astype(self.dtype), "indices": indices, "indptr": indptr,
+                    "num_docs": len(corpus_token_ids)}
+
+    return CorpusWideBM25(**params)
+
+
 class LexicalIndex:
     """A bm25s index plus its tokenizer vocabulary; scores every indexed unit for a query."""
 
@@ -21,16 +101,28 @@ class LexicalIndex:
         self.retriever = retriever
         self.tokenizer = tokenizer
 
-    @classmethod
-    def build(cls, texts: Sequence[str], k1: float = 0.9, b: float = 0.4, progress: bool = False) -> LexicalIndex:
-        import bm25s
+    @staticmethod
+    def tokenize(texts: Sequence[str], progress: bool = False) -> Tokenized:
         from bm25s.tokenization import Tokenizer
 
         tokenizer = Tokenizer(stemmer=_stemmer(), stopwords="en")
-        ids = tokenizer.tokenize(list(texts), update_vocab=True, show_progress=progress, return_as="ids")
-        retriever = bm25s.BM25(k1=k1, b=b, method="lucene")
-        retriever.index(tokenizer.to_tokenized_tuple(ids), show_progress=progress)
-        return cls(retriever, tokenizer)
+        return Tokenized(tokenizer, tokenizer.tokenize(list(texts), update_vocab=True, show_progress=progress,
+                                                       return_as="ids"))
+
+    @classmethod
+    def build(cls, texts: Sequence[str] | Tokenized, k1: float = 0.9, b: float = 0.4, progress: bool = False,
+              stats: CorpusStats | None = None) -> LexicalIndex:
+        """BM25 over `texts` (or their `tokenize`); with `stats`, scored with those corpus-wide statistics."""
+        import bm25s
+
+        tokens = texts if isinstance(texts, Tokenized) else cls.tokenize(texts, progress)
+        if stats is None:
+            retriever = bm25s.BM25(k1=k1, b=b, method="lucene")
+        else:
+            retriever = _corpus_wide_bm25(stats, k1=k1, b=b, method="lucene")
+            retriever.stem_of = {i: stem for stem, i in tokens.tokenizer.get_vocab_dict().items()}
+        retriever.index(tokens.tokenizer.to_tokenized_tuple(tokens.ids), show_progress=progress)
+        return cls(retriever, tokens.tokenizer)
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)

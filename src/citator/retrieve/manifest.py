@@ -26,6 +26,17 @@ QUERY_GRAPHS = "query_graphs"  # ONNX query encoders: base.onnx and, with artifa
 
 
 @dataclass(frozen=True)
+class ShardRef:
+    """One shard of a sharded index: an index directory of its own (`name`, under the data folder) over documents
+    `start` .. `start + n_docs - 1` of the corpus, scored with the whole corpus's BM25 statistics."""
+
+    name: str
+    start: int
+    n_docs: int
+    n_passages: int
+
+
+@dataclass(frozen=True)
 class Manifest:
     corpus_sha256: str
     n_docs: int
@@ -43,6 +54,8 @@ class Manifest:
     artifacts_sha256: str | None = None
     # Every file of the data folder -> {"bytes", "sha256"} (retrieve/index_files.py), recorded at build time.
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # A sharded index (citator.shards): its shards, in corpus order; () for one index.
+    shards: tuple[ShardRef, ...] = ()
 
     @property
     def fingerprint(self) -> str:
@@ -58,6 +71,7 @@ class Manifest:
             "config": self.config.to_json(), "citator_version": self.citator_version, "built_at": self.built_at,
             "data_dir": self.data_dir, "files": self.files, "artifacts": None if self.artifacts_path is None else {
                 "path": self.artifacts_path, "manifest_sha256": self.artifacts_sha256},
+            **({"shards": [ref.__dict__ for ref in self.shards]} if self.shards else {}),
         }
 
     def path(self, index_dir: Path, name: str) -> Path:
@@ -68,6 +82,33 @@ def _text(value: Any, field_name: str) -> str:
     if not isinstance(value, str) or not value:
         raise TypeError(f"{field_name} is {value!r}, not a string")
     return value
+
+
+def _shards(value: Any) -> tuple[ShardRef, ...]:
+    if not isinstance(value, list):
+        raise TypeError(f"shards is {type(value).__name__}, not a list")
+    refs = []
+    for entry in value:
+        if not isinstance(entry, dict) or set(entry) != {"name", "start", "n_docs", "n_passages"}:
+            raise TypeError(f"shard entry {entry!r} is not a shard")
+        counts = [entry[key] for key in ("start", "n_docs", "n_passages")]
+        if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
+            raise TypeError(f"shard entry {entry!r} has counts that are not counts")
+        refs.append(ShardRef(_text(entry["name"], "shards.name"), *counts))
+    return tuple(refs)
+
+
+def _check_shards(manifest: Manifest, path: Path) -> None:
+    """Shards are folders of the data folder that cover the corpus's documents in order, each once."""
+    start = passages = 0
+    for ref in manifest.shards:
+        parts = Path(ref.name).parts
+        if Path(ref.name).is_absolute() or ".." in parts or not parts or ref.start != start or ref.n_docs < 1:
+            raise IndexDirError(f"{path}: shard {ref.name!r} is not the next part of the corpus; rebuild with build.sh")
+        start, passages = start + ref.n_docs, passages + ref.n_passages
+    if (start, passages) != (manifest.n_docs, manifest.n_passages):
+        raise IndexDirError(f"{path}: shards hold {start} documents and {passages} passages, the index "
+                            f"{manifest.n_docs} and {manifest.n_passages}; rebuild with build.sh")
 
 
 def read_manifest(index_dir: Path) -> Manifest:
@@ -92,6 +133,7 @@ def read_manifest(index_dir: Path) -> Manifest:
             artifacts_sha256=(obj.get("artifacts") or {}).get("manifest_sha256"),
             encoder_sha256=_text(obj["encoder"]["sha256"], "encoder.sha256"),
             passage_rules=_text(obj["passage_rules"], "passage_rules"), files=check_recorded(obj.get("files"), path),
+            shards=_shards(obj.get("shards", [])),
         )
     except (KeyError, TypeError, ValueError, AttributeError, RecursionError, OSError, ConfigError) as exc:
         raise IndexDirError(f"{path}: corrupt manifest ({type(exc).__name__}: {exc}); rebuild with build.sh") from None
@@ -106,7 +148,10 @@ def read_manifest(index_dir: Path) -> Manifest:
         raise IndexDirError(f"{path}: data_dir {manifest.data_dir!r} is not a folder of the index; rebuild with build.sh")
     parts = ["doc_ids.json", "passage_starts.npy", "dense.npy", "lexical_doc", "lexical_passage", DOCUMENTS,
              DOCUMENT_OFFSETS]
-    if manifest.artifacts_path is not None:
+    if manifest.shards:
+        _check_shards(manifest, path)
+        parts = ["doc_ids.json", *(f"{ref.name}/{MANIFEST}" for ref in manifest.shards)]
+    elif manifest.artifacts_path is not None:
         parts += ["memory", "memory_links.npy", "lexical_expanded", FINETUNED_ENCODER]
     for name in parts:
         if not manifest.path(index_dir, name).exists():

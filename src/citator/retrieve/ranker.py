@@ -18,7 +18,7 @@ import numpy as np
 
 from citator.data.atomic import write_json_atomic
 from citator.models.encoder import TokenStates
-from citator.retrieve.fusion import interpolate, normalise_topn, top_k
+from citator.retrieve.fusion import Bounds, best_n, interpolate, normalise, top_k, topn_bounds
 from citator.retrieve.late_interaction import DEPTH as LATE_DEPTH, SIGNAL as LATE_SIGNAL, TokenStore, maxsim
 
 _YEAR = re.compile(r"^(\d{4})")
@@ -36,6 +36,35 @@ def doc_years(doc_ids: Sequence[str]) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class CandidateValues:
+    """What the ranker's features are made of, per query and candidate (arrays (n_queries, n_candidates)):
+    each signal's raw and normalised score, the decision year (NaN unknown), the citation counts by key (see
+    memory.citation_counts) and the late-interaction score (NaN where not scored). One machine gathers them from
+    its score matrices; a sharded index gathers them from its shards."""
+
+    signals: Mapping[str, tuple[np.ndarray, np.ndarray]]
+    years: np.ndarray
+    citations: Mapping[str, np.ndarray] | None = None
+    late: np.ndarray | None = None
+
+
+def gather_candidates(
+    signals: Mapping[str, np.ndarray], years: np.ndarray, candidates: np.ndarray, depth: int = 100,
+    citations: Mapping[str, np.ndarray] | None = None, late: np.ndarray | None = None,
+    bounds: Bounds | None = None,
+) -> CandidateValues:
+    """The candidates' values from (n_queries, n_docs) signal matrices and per-document years and citations;
+    `bounds` (signal -> (floor, span)) normalise instead of each matrix's own top `depth`."""
+    rows = np.arange(candidates.shape[0])[:, None]
+    per_signal = {}
+    for name, matrix in signals.items():
+        scale = bounds[name] if bounds is not None else topn_bounds(best_n(matrix, depth))
+        per_signal[name] = (matrix[rows, candidates], normalise(matrix, scale)[rows, candidates])
+    cited = None if citations is None else {key: counts[candidates] for key, counts in citations.items()}
+    return CandidateValues(per_signal, years[candidates], cited, late)
+
+
 def candidate_features(
     signals: Mapping[str, np.ndarray], stances: Sequence[str], years: np.ndarray, candidates: np.ndarray, depth: int = 100,
     citations: Mapping[str, np.ndarray] | None = None, late: np.ndarray | None = None,
@@ -48,20 +77,24 @@ def candidate_features(
     `late` (n_queries, n_candidates): the late-interaction score of each candidate, NaN where it was not scored
     (LightGBM routes missing values down a learned branch).
     """
+    return features_of(gather_candidates(signals, years, candidates, depth, citations, late), stances)
+
+
+def features_of(values: CandidateValues, stances: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """(feature names, array (n_queries, n_candidates, n_features)) from the candidates' values, in candidate order
+    (the first YEAR_CENTRE candidates centre the years)."""
     names: list[str] = []
     columns: list[np.ndarray] = []
-    rows = np.arange(candidates.shape[0])[:, None]
-    per_signal = [(name, signals[name][rows, candidates], normalise_topn(signals[name], depth)[rows, candidates])
-                  for name in signals]
-    if late is not None:
-        per_signal.append((LATE_SIGNAL, late, _normalise_scored(late)))
+    per_signal = [(name, raw, norm) for name, (raw, norm) in values.signals.items()]
+    if values.late is not None:
+        per_signal.append((LATE_SIGNAL, values.late, _normalise_scored(values.late)))
     for name, raw, norm in sorted(per_signal, key=lambda item: item[0]):
         names.append(f"{name}:norm")
         columns.append(norm)
         if not name.startswith("bm25"):
             names.append(f"{name}:raw")
             columns.append(raw)
-    year = years[candidates]
+    year = values.years
     known = ~np.isnan(year)
     # Centred on the query's first YEAR_CENTRE candidates: only the relative age of a candidate can matter to its
     # rank, and a fixed depth gives a candidate the same value whether 200 are pulled (training) or 100 (search).
@@ -73,18 +106,19 @@ def candidate_features(
         flag = np.array([s == stance for s in stances], dtype=np.float32)[:, None]
         names.append(f"year_rel*{stance}")
         columns.append(rel * flag)
-    if citations is not None:
+    cited = values.citations
+    if cited is not None:
         names.append("citations:log")
-        columns.append(np.log1p(citations["all"][candidates]))
+        columns.append(np.log1p(cited["all"]))
         # Stance-gated: an `all` query has no stance to prefer, so these are 0 for it.
         for feature, key in (("citations:own_stance", "{own}"), ("citations:paired_own", "paired_{own}"),
                              ("citations:paired_other", "paired_{other}")):
-            values = np.zeros(candidates.shape, dtype=np.float32)
+            values_ = np.zeros(year.shape, dtype=np.float32)
             for own, other in (("supported", "refuted"), ("refuted", "supported")):
                 flag = np.array([s == own for s in stances])
-                values[flag] = np.log1p(citations[key.format(own=own, other=other)][candidates[flag]])
+                values_[flag] = np.log1p(cited[key.format(own=own, other=other)][flag])
             names.append(feature)
-            columns.append(values)
+            columns.append(values_)
     return names, np.stack(columns, axis=-1).astype(np.float32)
 
 

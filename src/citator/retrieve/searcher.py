@@ -44,10 +44,12 @@ TRAINED_SIGNALS = (*LEARNED_SIGNALS, EXPANDED)
 
 @dataclass(frozen=True)
 class EncodedQueries:
-    """A batch's fine-tuned query vectors and, where late interaction is used, their token states."""
+    """A batch's fine-tuned query vectors and, where late interaction is used, their token states; `base`: the base
+    encoder's vectors, where the caller encoded them once for several searchers (a sharded index's shards)."""
 
-    vectors: np.ndarray
+    vectors: np.ndarray | None
     tokens: TokenStates | None
+    base: np.ndarray | None = None
 
 
 # Sees a sub-batch of a search before fusion: (its first row in the batch, its signal matrices, its encoding).
@@ -91,13 +93,39 @@ def _checked_tokens(data_dir: Path, n_docs: int) -> TokenStore:
     return TokenStore(tokens, scales, offsets)
 
 
+def query_encoder(index_dir: Path, manifest: Manifest, model_dir: str | Path, graph_name: str | None,  # type: ignore[no-untyped-def]
+                  cold: bool):
+    """The query encoder of `model_dir`, run from the index's ONNX graph `graph_name` where the build wrote one
+    (and the search is `cold`): a graph that does not load is index damage."""
+    from citator.errors import ConfigError, IndexDirError
+    from citator.models.load import load_query_encoder
+
+    graph = manifest.path(index_dir, f"{QUERY_GRAPHS}/{graph_name}.onnx") if graph_name else None
+    graph = graph if graph is not None and graph.is_file() else None
+    try:
+        return load_query_encoder(model_dir, cold, graph)
+    except ConfigError as exc:
+        if graph is None:
+            raise
+        raise IndexDirError(f"{exc}; rebuild with build.sh") from None
+
+
 class StanceSearcher:
     """Holds the index (mmap) and the encoders in memory; answers batches of queries."""
 
-    def __init__(self, index_dir: str | Path, encoder_path: str | Path | None = None, cold: bool = False) -> None:
-        """`cold`: this process answers one batch and exits (its query encoders run from the index's ONNX graphs)."""
+    def __init__(self, index_dir: str | Path, encoder_path: str | Path | None = None, cold: bool = False,
+                 encoders: bool = True) -> None:
+        """`cold`: this process answers one batch and exits (its query encoders run from the index's ONNX graphs).
+        `encoders=False`: every search is given its queries' encodings (EncodedQueries with `base`), as a sharded
+        index's shards are, and no encoder is loaded."""
         self.index_dir = Path(index_dir).absolute()
         self.manifest: Manifest = read_manifest(self.index_dir)
+        if self.manifest.shards:
+            from citator.errors import IndexDirError
+
+            raise IndexDirError(f"{self.index_dir}: a sharded index ({len(self.manifest.shards)} shards): `citator "
+                                "search`, `citator serve` and citator.shards.open_searcher answer from it; briefs and "
+                                "the research page need an index built without --shards")
         self.config: RetrievalConfig = self.manifest.config
         path = lambda name: self.manifest.path(self.index_dir, name)  # noqa: E731
         # Everything read back is checked against what the build recorded (retrieve/index_files.py).
@@ -129,7 +157,7 @@ class StanceSearcher:
             from citator.retrieve.memory import PropositionMemory, citation_counts
 
             # The build copied what the artifacts hold into the index: the artifacts themselves are not read.
-            self.ft_encoder = self._query_encoder(path(FINETUNED_ENCODER), "finetuned")
+            self.ft_encoder = self._query_encoder(path(FINETUNED_ENCODER), "finetuned") if encoders else None
             self.memory = PropositionMemory.load(path("memory"))
             links = load_array(path("memory_links.npy"), 2, "i", rows=2)
             if len(links[0]) and (int(links[1].max()) >= n_docs or int(links[0].max()) >= len(self.memory.entries)
@@ -146,6 +174,12 @@ class StanceSearcher:
             expanded = self.lexical_expanded = LexicalIndex.load(path("lexical_expanded"))
             self.signals[EXPANDED] = lambda qs: expanded.score_all([q.text for q in qs])
 
+    def use_numba(self) -> None:
+        """BM25 by numba's kernel (lexical.LexicalIndex.use_numba): for long-lived processes only."""
+        for lexical in (self.lexical_doc, self.lexical_passage, self.lexical_expanded):
+            if lexical is not None:
+                lexical.use_numba()
+
     @property
     def encoder(self):  # type: ignore[no-untyped-def]
         if self._encoder is None:
@@ -155,19 +189,7 @@ class StanceSearcher:
         return self._encoder
 
     def _query_encoder(self, model_dir: str | Path, graph_name: str | None):  # type: ignore[no-untyped-def]
-        """The query encoder of `model_dir`, run from the index's ONNX graph `graph_name` where the build wrote one
-        (and this search is cold): a graph that does not load is index damage."""
-        from citator.errors import ConfigError, IndexDirError
-        from citator.models.load import load_query_encoder
-
-        graph = self.manifest.path(self.index_dir, f"{QUERY_GRAPHS}/{graph_name}.onnx") if graph_name else None
-        graph = graph if graph is not None and graph.is_file() else None
-        try:
-            return load_query_encoder(model_dir, self._cold, graph)
-        except ConfigError as exc:
-            if graph is None:
-                raise
-            raise IndexDirError(f"{exc}; rebuild with build.sh") from None
+        return query_encoder(self.index_dir, self.manifest, model_dir, graph_name, self._cold)
 
     def _dense_maxp(self, vectors: np.ndarray) -> np.ndarray:
         """MaxP of query vectors against the passage vectors (base or fine-tuned queries search the same ones)."""
@@ -201,7 +223,7 @@ class StanceSearcher:
     def _learned(self, queries: Sequence[Query], names: Sequence[str], encoded: EncodedQueries | None
                  ) -> dict[str, np.ndarray]:
         """The fine-tuned encoder's signals from one encoding per query."""
-        vectors = (encoded or self.encode(queries)).vectors
+        vectors = encoded.vectors if encoded is not None and encoded.vectors is not None else self.encode(queries).vectors
         return learned_signals(vectors, [q.stance for q in queries], names, self._dense_maxp, self.memory,
                                self.memory_links, self.doc_vectors, len(self.doc_ids))
 
@@ -214,7 +236,9 @@ class StanceSearcher:
     def signal_matrices(self, queries: Sequence[Query], names: Sequence[str], encoded: EncodedQueries | None = None
                         ) -> dict[str, np.ndarray]:
         """(n_queries, n_docs) scores of each named signal; `encoded`: this batch's `encode`, if already made."""
-        out = {name: self.signals[name](queries) for name in names if name in self.signals}
+        given = encoded.base if encoded is not None else None
+        out = {name: self._dense_maxp(given) if name == "dense" and given is not None else self.signals[name](queries)
+               for name in names if name in self.signals}
         if self._uses_ft_encoder(names):
             out.update(self._learned(queries, names, encoded))
         return out

@@ -15,6 +15,7 @@ from typing import Any
 from citator.data.atomic import write_json_atomic, write_text_atomic
 from citator.data.records import Query
 from citator.retrieve.searcher import StanceSearcher
+from citator.shards.search import ShardedSearcher, open_searcher
 from citator.retrieve.service_protocol import (
     MAX_REPLY_BYTES,
     PID_NAME,
@@ -24,7 +25,7 @@ from citator.retrieve.service_protocol import (
 )
 
 
-def _answer(searcher: StanceSearcher, fingerprint: str, raw: bytes) -> dict[str, Any]:
+def _answer(searcher: StanceSearcher | ShardedSearcher, fingerprint: str, raw: bytes) -> dict[str, Any]:
     try:
         request = json.loads(raw.decode("utf-8"))
         if request.get("fingerprint") != fingerprint:
@@ -36,10 +37,11 @@ def _answer(searcher: StanceSearcher, fingerprint: str, raw: bytes) -> dict[str,
         return {"fingerprint": fingerprint, "error": f"{type(exc).__name__}: {exc}"}
 
 
-def serve(index_dir: str | Path) -> None:
-    """Load the index, write pid and ready files, then serve until SIGTERM/SIGINT."""
+def serve(index_dir: str | Path, ray: str | None = None) -> None:
+    """Load the index, write pid and ready files, then serve until SIGTERM/SIGINT. A sharded index's shards are
+    held by workers on the Ray cluster `ray` (or $CITATOR_RAY), else in this process."""
     index_dir = Path(index_dir).absolute()
-    searcher = StanceSearcher(index_dir)
+    searcher = open_searcher(index_dir, ray=ray)
     fingerprint = searcher.manifest.fingerprint
     directory = service_dir(index_dir)
     directory.mkdir(parents=True, exist_ok=True)
@@ -70,9 +72,7 @@ def serve(index_dir: str | Path) -> None:
     # Owner only: build.sh and run.sh run as one user, and no one else (a strategy sandbox's user included) may make
     # this server work for them.
     os.chmod(directory / "search.sock", 0o600)
-    for lexical in (searcher.lexical_doc, searcher.lexical_passage, searcher.lexical_expanded):
-        if lexical is not None:
-            lexical.use_numba()
+    searcher.use_numba()
     # A warm-up query pays one-off costs (first encoder call, numba JIT) before anyone waits on them.
     worker.submit(searcher.search, [Query("warm-up", "warm up", "all")], 1).result()
     # What is loaded now lives as long as the server: frozen, it is left out of every later garbage collection.

@@ -64,15 +64,18 @@ def stop_server(index_dir: Path, wait: float = 10.0) -> bool:
     return True
 
 
-def start_server(index_dir: Path, timeout: float = 300.0) -> int:
-    """Start `citator serve` detached (its own session, logs in the index dir); wait until it is ready."""
+def start_server(index_dir: Path, timeout: float = 300.0, ray: str | None = None) -> int:
+    """Start `citator serve` detached (its own session, logs in the index dir); wait until it is ready. `ray`: the
+    Ray cluster a sharded index's server runs its shards on ("local" is the builder's own, gone with it: the
+    server then starts one of its own)."""
     directory = service_dir(index_dir)
     directory.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileNotFoundError):
         (directory / READY_NAME).unlink()
     log = open_append(directory / "server.log")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "citator.cli.main", "serve", "--index-dir", str(index_dir.absolute())],
+        [sys.executable, "-m", "citator.cli.main", "serve", "--index-dir", str(index_dir.absolute()),
+         *(["--ray", ray] if ray else [])],
         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
     )
     deadline = time.monotonic() + timeout
@@ -90,7 +93,8 @@ def start_server(index_dir: Path, timeout: float = 300.0) -> int:
 def build(
     corpus: Path, index_dir: Path, model: Path | None = None, config: RetrievalConfig | None = None, serve: bool = True,
     artifacts: Artifacts | None = None, artifacts_optional: bool = False, passage_vectors: np.ndarray | None = None,
-    passage_tokens: TokenStore | None = None,
+    passage_tokens: TokenStore | None = None, shards: int | None = None, ray: str | None = None,
+    workers: int | None = None,
 ) -> Manifest:
     """Build the index atomically, then replace the old server (if any) with a fresh one for it.
 
@@ -103,12 +107,19 @@ def build(
     # Imported here: run.sh's client path (search) stays free of numpy and the index's builders.
     from citator.retrieve.index_dir import build_index
 
-    manifest = build_index(corpus, index_dir, model, config, artifacts=artifacts, artifacts_optional=artifacts_optional,
-                           passage_vectors=passage_vectors, passage_tokens=passage_tokens)
+    if shards is not None:
+        from citator.shards.build import build_sharded
+
+        manifest = build_sharded(corpus, index_dir, shards, model, config, artifacts, artifacts_optional, ray=ray,
+                                 workers=workers)
+    else:
+        manifest = build_index(corpus, index_dir, model, config, artifacts=artifacts,
+                               artifacts_optional=artifacts_optional, passage_vectors=passage_vectors,
+                               passage_tokens=passage_tokens)
     stop_server(index_dir)
     if serve:
         try:
-            start_server(index_dir)
+            start_server(index_dir, ray=ray)
         except CitatorError as exc:
             print(f"warning: {exc}; run.sh will search in-process", file=sys.stderr)
     return manifest
@@ -137,9 +148,9 @@ def search(index_dir: Path, queries_path: Path, k: int = 10, use_server: bool = 
         # A server answer that breaks the output rules is no answer: the batch is searched here instead.
         results, how = None, "the server's answer broke the output rules"
     if results is None:
-        from citator.retrieve.searcher import StanceSearcher
+        from citator.shards.search import open_searcher
 
-        results = StanceSearcher(index_dir, cold=True).search(queries, k)
+        results = open_searcher(index_dir, cold=True).search(queries, k)
         how = f"in-process, since {how}" if use_server else "in-process"
         problems = validate_results(results, doc_ids, queries, k)
     if problems:

@@ -1,0 +1,170 @@
+"""Building a sharded index: workers (in this process or Ray actors, one encoder each) build one index directory
+per shard, after the whole corpus's BM25 statistics are gathered from them.
+
+Round 1: each worker tokenizes its shards' texts and counts their statistics; the coordinator adds them up. Round 2:
+each worker scores its shards' BM25 with the corpus's statistics, encodes their passages and writes each shard.
+The coordinator then writes the corpus's doc ids and the manifest that names the shards, last and atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import citator
+from citator.data.hashing import sha256_file
+from citator.data.records import Document
+from citator.errors import ConfigError
+from citator.retrieve.artifacts import Artifacts, read_artifacts
+from citator.retrieve.config import RetrievalConfig
+from citator.retrieve.index_dir import (
+    ShardPart,
+    build_lock,
+    build_locked,
+    corpus_links,
+    fresh_build,
+    lexical_texts,
+    passage_rules,
+    prepare_build,
+    switch_to,
+)
+from citator.retrieve.index_files import record_files
+from citator.retrieve.lexical import CorpusStats, LexicalIndex, Tokenized
+from citator.retrieve.manifest import MANIFEST, Manifest, ShardRef
+from citator.shards.search import check_shardable
+from citator.shards.workers import LocalPool, RayPool, connect
+
+
+class ShardBuilder:
+    """Builds shards with one loaded encoder; keeps each shard's tokens between the two rounds."""
+
+    def __init__(self, encoder_path: str, encoder: Any = None) -> None:
+        from citator.models.load import load_encoder
+
+        self.encoder = encoder if encoder is not None else load_encoder(Path(encoder_path))
+        self._tokens: dict[int, dict[str, Tokenized]] = {}
+
+    def count(self, shard: int, docs: Sequence[Document], config: RetrievalConfig, artifacts: str | None,
+              start: int, corpus_ids: Sequence[str], corpus_titles: Sequence[str]) -> dict[str, CorpusStats]:
+        """Round 1: the shard's texts tokenized (kept) and their statistics per lexical index."""
+        memory = links = None
+        if artifacts is not None:
+            from citator.retrieve.memory import PropositionMemory
+
+            memory = PropositionMemory.load(read_artifacts(Path(artifacts)).memory_dir)
+            part = ShardPart(start, corpus_ids, corpus_titles, {}, {})
+            links = corpus_links(memory, docs, part)
+        texts = lexical_texts(docs, config, memory, links)
+        self._tokens[shard] = {name: LexicalIndex.tokenize(t) for name, t in texts.items()}
+        return {name: tokens.stats() for name, tokens in self._tokens[shard].items()}
+
+    def build(self, shard: int, docs: Sequence[Document], shard_dir: str, corpus: str, encoder_path: str,
+              encoder_sha256: str, config: RetrievalConfig, artifacts: str | None, start: int,
+              corpus_ids: Sequence[str], corpus_titles: Sequence[str], stats: Mapping[str, CorpusStats],
+              progress: bool) -> int:
+        """Round 2: the shard's index directory, scored with the corpus's `stats`; its number of passages."""
+        part = ShardPart(start, corpus_ids, corpus_titles, stats, self._tokens.pop(shard))
+        found = read_artifacts(Path(artifacts)) if artifacts is not None else None
+        Path(shard_dir).mkdir(parents=True)
+        manifest = build_locked(list(docs), Path(corpus), Path(shard_dir), Path(encoder_path), self.encoder, config,
+                                 progress, found, None, None, encoder_sha256, part)
+        return manifest.n_passages
+
+
+def shard_starts(n_docs: int, shards: int) -> list[int]:
+    """Where each of `shards` contiguous, near-equal parts of n_docs documents starts."""
+    return [int(part[0]) for part in np.array_split(np.arange(n_docs), shards)]
+
+
+def build_sharded(corpus_path: Path, index_dir: Path, shards: int, encoder_path: Path | None = None,
+                  config: RetrievalConfig | None = None, artifacts: Artifacts | None = None,
+                  artifacts_optional: bool = False, progress: bool = True, ray: str | None = None,
+                  workers: int | None = None) -> Manifest:
+    """A sharded index of the corpus in `index_dir`: `shards` parts, built by `workers` workers (default: one per
+    shard, at most the cluster's CPUs) on the Ray cluster `ray`, or in this process when `ray` is None."""
+    inputs = prepare_build(corpus_path, index_dir, encoder_path, config, artifacts, artifacts_optional)
+    check_shardable(inputs.config)
+    docs = inputs.docs
+    if isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= len(docs):
+        raise ConfigError(f"--shards must be between 1 and the corpus's {len(docs)} documents, got {shards!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ConfigError(f"--workers must be a positive number of shard builders, got {workers!r}")
+    starts = shard_starts(len(docs), shards)
+    ends = [*starts[1:], len(docs)]
+    pool = _builders(inputs, shards, ray, workers)
+    n_workers = len(pool.workers)
+    art = None if inputs.artifacts is None else str(inputs.artifacts.root)
+    ids, titles = [d.doc_id for d in docs], [d.title for d in docs]
+    parts = [docs[a:b] for a, b in zip(starts, ends)]
+    if isinstance(pool, RayPool):
+        import ray as ray_module
+
+        # Put once in the object store: every call reads the same copies.
+        ids, titles = ray_module.put(ids), ray_module.put(titles)  # type: ignore[assignment]
+        parts = [ray_module.put(p) for p in parts]  # type: ignore[misc]
+    began = time.monotonic()
+    try:
+        with build_lock(index_dir) as where, fresh_build(where) as tmp:
+            counts = pool.run([(s % n_workers, "count", (s, parts[s], inputs.config, art, starts[s], ids, titles))
+                               for s in range(shards)])
+            stats = {name: CorpusStats.total(c[name] for c in counts) for name in counts[0]}
+            _say(progress, f"{shards} shards tokenized by {n_workers} builder{'s' * (n_workers > 1)}; corpus "
+                           "statistics gathered", began)
+            names = [f"shards/{s:03d}" for s in range(shards)]
+            passages = pool.run([(s % n_workers, "build", (
+                s, parts[s], str(tmp / names[s]), str(corpus_path), str(inputs.encoder_path), inputs.encoder_sha256,
+                inputs.config, art, starts[s], ids, titles, stats, progress and n_workers == 1))
+                for s in range(shards)])
+            _say(progress, f"{shards} shards built ({sum(passages)} passages)", began)
+            (tmp / "doc_ids.json").write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
+            refs = tuple(ShardRef(name, start, end - start, n) for name, start, end, n
+                         in zip(names, starts, ends, passages))
+            # The manifest records the files of its own: the corpus's ids and each shard's manifest, which records
+            # (and has checked at load) every file of its shard.
+            own = {name: entry for name, entry in record_files(tmp).items()
+                   if name == "doc_ids.json" or name.endswith(f"/{MANIFEST}") and name.count("/") == 2}
+            manifest = Manifest(
+                corpus_sha256=sha256_file(corpus_path), n_docs=len(docs), n_passages=sum(passages),
+                encoder_path=str(inputs.encoder_path.absolute()), encoder_id=inputs.encoder.model_id,
+                config=inputs.config, citator_version=citator.__version__, built_at=time.time(), data_dir=tmp.name,
+                artifacts_path=art, artifacts_sha256=None if art is None else sha256_file(Path(art) / "manifest.json"),
+                encoder_sha256=inputs.encoder_sha256, passage_rules=passage_rules(), files=own, shards=refs)
+            switch_to(where, tmp, manifest)
+    finally:
+        pool.close()
+    return manifest
+
+
+def _builders(inputs: Any, shards: int, ray: str | None, workers: int | None) -> LocalPool | RayPool:
+    if ray is None:
+        return LocalPool([ShardBuilder(str(inputs.encoder_path), inputs.encoder)])
+    connect(ray)
+    import ray as ray_module
+
+    nodes = [int(node["Resources"].get("CPU", 0)) for node in ray_module.nodes() if node.get("Alive")]
+    n = max(1, min(shards, workers or max(1, sum(nodes))))
+    # Each builder takes as many cores as lets all of them run at once (Ray runs its torch on that many threads)
+    # and, where the cluster has GPUs, its share of them (the encoder runs on the one Ray gives it).
+    gpus = ray_module.cluster_resources().get("GPU", 0)
+    return RayPool(ShardBuilder, [(str(inputs.encoder_path),)] * n, [f"builder {i}" for i in range(n)],
+                   num_cpus=cores_each(nodes, n), num_gpus=min(1.0, gpus / n))
+
+
+def cores_each(node_cpus: Sequence[int], workers: int) -> int:
+    """The most cores each of `workers` equal workers can have with all of them placed at once on nodes of
+    `node_cpus` cores (at least 1: with fewer cores than workers, some wait for others)."""
+    for cores in range(max(1, sum(node_cpus) // max(workers, 1)), 1, -1):
+        if sum(c // cores for c in node_cpus) >= workers:
+            return cores
+    return 1
+
+
+def _say(progress: bool, message: str, began: float) -> None:
+    if progress:
+        print(f"[{time.monotonic() - began:7.1f}s] {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,181 @@
+"""A sharded index answers as one index over the same corpus: the same top-10 ids and scores (within 1e-5),
+untrained and with trained artifacts (learned ranker, memory, late interaction)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from citator.data.queries import read_queries
+from citator.data.records import ResultLine
+from citator.errors import ConfigError, IndexDirError
+from citator.retrieve.artifacts import read_artifacts
+from citator.retrieve.config import RetrievalConfig
+from citator.retrieve.index_dir import build_index
+from citator.retrieve.manifest import MANIFEST, read_manifest
+from citator.retrieve.searcher import StanceSearcher
+from citator.shards.build import build_sharded
+from citator.shards.search import ShardedSearcher, open_searcher
+
+
+def assert_same_answers(one: list[ResultLine], sharded: list[ResultLine]) -> None:
+    assert [r.query_id for r in one] == [r.query_id for r in sharded]
+    for a, b in zip(one, sharded):
+        assert [d.doc_id for d in a.results] == [d.doc_id for d in b.results], a.query_id
+        assert max(abs(d.score - e.score) for d, e in zip(a.results, b.results)) <= 1e-5, a.query_id
+
+
+@pytest.fixture(scope="module")
+def sharded_index(small_stance_set: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    index_dir = tmp_path_factory.mktemp("sharded") / "index"
+    build_sharded(small_stance_set["corpus"], index_dir, 3, progress=False)
+    return index_dir
+
+
+@pytest.mark.slow
+def test_three_shards_answer_as_one_index(small_index: Path, sharded_index: Path,
+                                          small_stance_set: dict[str, Path]) -> None:
+    queries = read_queries(small_stance_set["queries"])
+    manifest = read_manifest(sharded_index)
+    assert [ref.n_docs for ref in manifest.shards] == [14, 13, 13] and manifest.n_docs == 40
+    searcher = open_searcher(sharded_index)
+    assert isinstance(searcher, ShardedSearcher)
+    assert_same_answers(StanceSearcher(small_index).search(queries, 10), searcher.search(queries, 10))
+    # Deeper than the shards' share, and in batches of one: the same again.
+    assert_same_answers(StanceSearcher(small_index).search(queries[:5], 30), searcher.search(queries[:5], 30, 1))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fusion", ["chosen", "learned"])
+def test_trained_shards_answer_as_one_trained_index(small_stance_set: dict[str, Path], small_artifacts: Path,
+                                                    tmp_path: Path, fusion: str) -> None:
+    # "chosen": the artifacts' own choice on this tiny set (interpolation of learned signals); "learned": their
+    # ranker over it, with the memory's citation priors and late interaction.
+    artifacts = read_artifacts(small_artifacts)
+    config = None if fusion == "chosen" else RetrievalConfig(fusion="learned", weights=artifacts.weights)
+    build_index(small_stance_set["corpus"], tmp_path / "one", artifacts=artifacts, config=config, progress=False)
+    build_sharded(small_stance_set["corpus"], tmp_path / "three", 3, artifacts=artifacts, config=config,
+                  progress=False)
+    one, three = StanceSearcher(tmp_path / "one"), ShardedSearcher(tmp_path / "three")
+    assert "ft_dense" in three.names
+    if fusion == "learned":
+        assert one.ranker is not None and three.learned and three.late == one.uses_late_interaction
+        assert "memory_vote" in three.names and "bm25_expanded" in three.names
+    queries = read_queries(small_stance_set["queries"])
+    assert_same_answers(one.search(queries, 10), three.search(queries, 10))
+
+
+@pytest.mark.slow
+def test_search_cli_answers_from_a_sharded_index(small_index: Path, sharded_index: Path,
+                                                 small_stance_set: dict[str, Path], tmp_path: Path) -> None:
+    from citator.cli.main import main
+
+    for name, index in (("one", small_index), ("three", sharded_index)):
+        assert main(["search", "--index-dir", str(index), "--queries", str(small_stance_set["queries"]),
+                     "--output", str(tmp_path / f"{name}.jsonl"), "--no-server"]) == 0
+    one = [json.loads(line) for line in (tmp_path / "one.jsonl").open()]
+    three = [json.loads(line) for line in (tmp_path / "three.jsonl").open()]
+    assert len(one) == len(three) == 24
+    for a, b in zip(one, three):
+        assert a["query_id"] == b["query_id"]
+        assert [d["doc_id"] for d in a["results"]] == [d["doc_id"] for d in b["results"]]
+
+
+def test_build_refuses_what_shards_cannot_fuse(small_stance_set: dict[str, Path], tmp_path: Path) -> None:
+    for config in (RetrievalConfig(fusion="rrf"), RetrievalConfig(stance_contrast=1.0)):
+        with pytest.raises(ConfigError, match="sharded index"):
+            build_sharded(small_stance_set["corpus"], tmp_path / "x", 2, config=config, progress=False)
+    for shards in (0, -1, 41):
+        with pytest.raises(ConfigError, match="--shards"):
+            build_sharded(small_stance_set["corpus"], tmp_path / "x", shards, progress=False)
+    with pytest.raises(ConfigError, match="--workers"):
+        build_sharded(small_stance_set["corpus"], tmp_path / "x", 2, progress=False, workers=0)
+    assert not (tmp_path / "x" / MANIFEST).exists()
+
+
+def test_cli_asks_for_shards_with_ray(small_stance_set: dict[str, Path], tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from citator.cli.main import main
+
+    assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(tmp_path / "x"),
+                 "--ray", "local", "--no-serve"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--shards" in err[0]
+    # An address where no cluster is: one line, nothing built.
+    assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(tmp_path / "y"),
+                 "--shards", "2", "--ray", "127.0.0.1:9", "--no-serve"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--ray 127.0.0.1:9" in err[0], err
+    assert not (tmp_path / "y" / MANIFEST).exists()
+
+
+@pytest.mark.slow
+def test_a_damaged_shard_table_is_refused(sharded_index: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "index"
+    shutil.copytree(sharded_index, copy)
+    obj = json.loads((copy / MANIFEST).read_text())
+    cases = {
+        "overlap": lambda o: o["shards"][1].update(start=0),
+        "outside": lambda o: o["shards"][0].update(name="../elsewhere"),
+        "short": lambda o: o["shards"].pop(),
+        "not a list": lambda o: o.update(shards={"a": 1}),
+        "bad count": lambda o: o["shards"][2].update(n_docs=-1),
+    }
+    for damage in cases.values():
+        broken = json.loads(json.dumps(obj))
+        damage(broken)
+        (copy / MANIFEST).write_text(json.dumps(broken))
+        with pytest.raises(IndexDirError, match="rebuild"):
+            ShardedSearcher(copy)
+    # A shard's own files are checked when it is loaded, as one index's are.
+    (copy / MANIFEST).write_text(json.dumps(obj))
+    shard = copy / obj["data_dir"] / obj["shards"][1]["name"]
+    dense = read_manifest(shard).path(shard, "dense.npy")
+    dense.write_bytes(dense.read_bytes()[:-8] + b"\0" * 8)
+    with pytest.raises(IndexDirError, match="rebuild"):
+        ShardedSearcher(copy)
+
+
+@pytest.mark.slow
+def test_briefs_say_they_need_one_index(sharded_index: Path) -> None:
+    from citator import StanceIndex
+
+    with pytest.raises(IndexDirError, match="sharded index"):
+        StanceIndex.open(sharded_index)
+
+
+@pytest.mark.slow
+def test_build_sh_and_run_sh_serve_a_sharded_index(small_index: Path, small_stance_set: dict[str, Path],
+                                                   tmp_path: Path) -> None:
+    from workloads.test_stance_contract import REPO, sh
+
+    from citator.data import read_results
+
+    index = tmp_path / "index"
+    done = sh(REPO / "build.sh", "--corpus", small_stance_set["corpus"], "--index-dir", index, "--no-artifacts",
+              "--shards", "2")
+    assert done.returncode == 0, done.stderr
+    assert "2 shards" in done.stderr and "search server ready" in done.stderr
+    try:
+        for flags, how in (((), "(server,"), (("--no-server",), "(in-process")):
+            out = tmp_path / f"results{len(flags)}.jsonl"
+            done = sh(REPO / "run.sh", "--index-dir", index, "--queries", small_stance_set["queries"], "--output", out,
+                      "--top-k", "10", *flags)
+            assert done.returncode == 0 and how in done.stderr, done.stderr
+            assert_same_answers(StanceSearcher(small_index).search(read_queries(small_stance_set["queries"]), 10),
+                                list(read_results(out)))
+    finally:
+        sh(sys.executable, "-m", "citator.cli.main", "stop", "--index-dir", index)
+
+
+def test_builders_take_the_cores_that_let_them_all_run() -> None:
+    from citator.shards.build import cores_each
+
+    assert cores_each([2], 1) == 2 and cores_each([2], 2) == 1
+    assert cores_each([3, 3, 3], 4) == 1  # 2 cores each would place only three of them
+    assert cores_each([8, 8], 2) == 8 and cores_each([8, 8], 3) == 4
+    assert cores_each([1], 3) == 1 and cores_each([], 1) == 1
