@@ -94,6 +94,8 @@ def test_build_refuses_what_shards_cannot_fuse(small_stance_set: dict[str, Path]
             build_sharded(small_stance_set["corpus"], tmp_path / "x", shards, progress=False)
     with pytest.raises(ConfigError, match="--workers"):
         build_sharded(small_stance_set["corpus"], tmp_path / "x", 2, progress=False, workers=0)
+    with pytest.raises(ConfigError, match="--ray"):
+        build_sharded(small_stance_set["corpus"], tmp_path / "x", 2, progress=False, workers=2)
     assert not (tmp_path / "x" / MANIFEST).exists()
 
 
@@ -124,6 +126,9 @@ def test_a_damaged_shard_table_is_refused(sharded_index: Path, tmp_path: Path) -
         "short": lambda o: o["shards"].pop(),
         "not a list": lambda o: o.update(shards={"a": 1}),
         "bad count": lambda o: o["shards"][2].update(n_docs=-1),
+        "named twice": lambda o: o["shards"][2].update(name=o["shards"][1]["name"]),
+        # Two shards of equal size trade places: each holds other documents than the manifest says.
+        "swapped": lambda o: (o["shards"][1].update(name="shards/002"), o["shards"][2].update(name="shards/001")),
     }
     for damage in cases.values():
         broken = json.loads(json.dumps(obj))
@@ -172,10 +177,59 @@ def test_build_sh_and_run_sh_serve_a_sharded_index(small_index: Path, small_stan
         sh(sys.executable, "-m", "citator.cli.main", "stop", "--index-dir", index)
 
 
-def test_builders_take_the_cores_that_let_them_all_run() -> None:
-    from citator.shards.build import cores_each
+def test_workers_are_sized_so_all_of_them_can_be_placed_at_once() -> None:
+    from citator.shards.build import builder_resources, cores_each
+    from citator.shards.workers import share_of_cpus
 
     assert cores_each([2], 1) == 2 and cores_each([2], 2) == 1
     assert cores_each([3, 3, 3], 4) == 1  # 2 cores each would place only three of them
     assert cores_each([8, 8], 2) == 8 and cores_each([8, 8], 3) == 4
-    assert cores_each([1], 3) == 1 and cores_each([], 1) == 1
+    # A whole GPU each only where the GPU nodes can host every builder, with cores from those nodes.
+    assert builder_resources([(16, 0), (4, 1)], 2) == (8, 0)
+    assert builder_resources([(8, 2), (8, 2)], 4) == (4, 1)
+    assert builder_resources([(16, 0), (4, 2)], 2) == (2, 1)
+    # Shard searchers: a share of a CPU that places all of them (two 1-CPU nodes host three at a half each).
+    assert share_of_cpus([2], 2) == 1.0 and share_of_cpus([2], 4) == 0.5 and share_of_cpus([1, 1], 3) == 0.5
+    assert share_of_cpus([], 3) == 0.0
+
+
+@pytest.mark.slow
+def test_deep_answers_past_the_shards_bounds_and_candidates(small_stance_set: dict[str, Path], small_artifacts: Path,
+                                                          tmp_path: Path) -> None:
+    # Normalisation over the 5 best and a ranker over 8 candidates, asked for 12: the bounds come from the merged
+    # best scores, the candidates from the merged depth, and places 9-12 are the interpolation's below the ranker's.
+    artifacts_dir = tmp_path / "artifacts"
+    shutil.copytree(small_artifacts, artifacts_dir)
+    ranker = json.loads((artifacts_dir / "ranker.json").read_text())
+    ranker["candidates"] = 8
+    (artifacts_dir / "ranker.json").write_text(json.dumps(ranker))
+    artifacts = read_artifacts(artifacts_dir)
+    config = RetrievalConfig(fusion="learned", weights=artifacts.weights, norm_depth=5)
+    build_index(small_stance_set["corpus"], tmp_path / "one", artifacts=artifacts, config=config, progress=False)
+    build_sharded(small_stance_set["corpus"], tmp_path / "three", 3, artifacts=artifacts, config=config,
+                  progress=False)
+    one, three = StanceSearcher(tmp_path / "one"), ShardedSearcher(tmp_path / "three")
+    assert one.ranker is not None and one.ranker.candidates == 8 and three.learned
+    queries = read_queries(small_stance_set["queries"])
+    assert_same_answers(one.search(queries, 12), three.search(queries, 12))
+    assert_same_answers(one.search(queries, 3), three.search(queries, 3, batch_size=5))
+
+
+@pytest.mark.slow
+def test_a_worker_that_lost_round_one_computes_it_again(sharded_index: Path, small_stance_set: dict[str, Path]) -> None:
+    # A restarted actor has no signals from round 1: round 2 must compute them and give the same candidates.
+    import numpy as np
+
+    from citator.retrieve.fusion import best_n, topn_bounds
+    from citator.shards.search import ShardWorker
+
+    searcher = ShardedSearcher(sharded_index)
+    queries = read_queries(small_stance_set["queries"])[:6]
+    encoded = searcher.encode(queries)
+    shard = sharded_index / read_manifest(sharded_index).data_dir / read_manifest(sharded_index).shards[1].name
+    kept, fresh = ShardWorker(str(shard)), ShardWorker(str(shard))
+    tops = kept.best("batch", queries, encoded, searcher.names, 5)
+    bounds = {name: topn_bounds(best_n(tops[name], 5)) for name in searcher.names}
+    a = kept.candidates("batch", queries, encoded, searcher.names, bounds, 7, False)
+    b = fresh.candidates("batch", queries, encoded, searcher.names, bounds, 7, False)
+    assert np.array_equal(a.idx, b.idx) and np.array_equal(a.scores, b.scores)

@@ -101,6 +101,8 @@ def _shards(value: Any) -> tuple[ShardRef, ...]:
 def _check_shards(manifest: Manifest, path: Path) -> None:
     """Shards are folders of the data folder that cover the corpus's documents in order, each once."""
     start = passages = 0
+    if len({ref.name for ref in manifest.shards}) != len(manifest.shards):
+        raise IndexDirError(f"{path}: a shard is named twice; rebuild with build.sh")
     for ref in manifest.shards:
         parts = Path(ref.name).parts
         if Path(ref.name).is_absolute() or ".." in parts or not parts or ref.start != start or ref.n_docs < 1:

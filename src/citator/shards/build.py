@@ -20,7 +20,7 @@ import numpy as np
 import citator
 from citator.data.hashing import sha256_file
 from citator.data.records import Document
-from citator.errors import ConfigError
+from citator.errors import ConfigError, IndexDirError
 from citator.retrieve.artifacts import Artifacts, read_artifacts
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.index_dir import (
@@ -34,9 +34,8 @@ from citator.retrieve.index_dir import (
     prepare_build,
     switch_to,
 )
-from citator.retrieve.index_files import record_files
 from citator.retrieve.lexical import CorpusStats, LexicalIndex, Tokenized
-from citator.retrieve.manifest import MANIFEST, Manifest, ShardRef
+from citator.retrieve.manifest import MANIFEST, Manifest, ShardRef, read_manifest
 from citator.shards.search import check_shardable
 from citator.shards.workers import LocalPool, RayPool, connect
 
@@ -95,22 +94,26 @@ def build_sharded(corpus_path: Path, index_dir: Path, shards: int, encoder_path:
         raise ConfigError(f"--shards must be between 1 and the corpus's {len(docs)} documents, got {shards!r}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ConfigError(f"--workers must be a positive number of shard builders, got {workers!r}")
+    if workers is not None and ray is None:
+        raise ConfigError("--workers sets how many Ray actors build the shards: give --ray too")
     starts = shard_starts(len(docs), shards)
     ends = [*starts[1:], len(docs)]
-    pool = _builders(inputs, shards, ray, workers)
-    n_workers = len(pool.workers)
-    art = None if inputs.artifacts is None else str(inputs.artifacts.root)
+    # Absolute paths: builders may run in other processes, on other machines (which must see the same files).
+    corpus = Path(corpus_path).absolute()
+    art = None if inputs.artifacts is None else str(Path(inputs.artifacts.root).absolute())
     ids, titles = [d.doc_id for d in docs], [d.title for d in docs]
     parts = [docs[a:b] for a, b in zip(starts, ends)]
-    if isinstance(pool, RayPool):
-        import ray as ray_module
-
-        # Put once in the object store: every call reads the same copies.
-        ids, titles = ray_module.put(ids), ray_module.put(titles)  # type: ignore[assignment]
-        parts = [ray_module.put(p) for p in parts]  # type: ignore[misc]
     began = time.monotonic()
-    try:
-        with build_lock(index_dir) as where, fresh_build(where) as tmp:
+    with build_lock(index_dir) as where, fresh_build(where) as tmp:
+        pool = _builders(inputs, shards, ray, workers)
+        try:  # closed before fresh_build cleans up: no builder writes into a folder being removed
+            n_workers = len(pool.workers)
+            if isinstance(pool, RayPool):
+                import ray as ray_module
+
+                # Put once in the object store: every call reads the same copies.
+                ids, titles = ray_module.put(ids), ray_module.put(titles)  # type: ignore[assignment]
+                parts = [ray_module.put(p) for p in parts]  # type: ignore[misc]
             counts = pool.run([(s % n_workers, "count", (s, parts[s], inputs.config, art, starts[s], ids, titles))
                                for s in range(shards)])
             stats = {name: CorpusStats.total(c[name] for c in counts) for name in counts[0]}
@@ -118,26 +121,31 @@ def build_sharded(corpus_path: Path, index_dir: Path, shards: int, encoder_path:
                            "statistics gathered", began)
             names = [f"shards/{s:03d}" for s in range(shards)]
             passages = pool.run([(s % n_workers, "build", (
-                s, parts[s], str(tmp / names[s]), str(corpus_path), str(inputs.encoder_path), inputs.encoder_sha256,
-                inputs.config, art, starts[s], ids, titles, stats, progress and n_workers == 1))
+                s, parts[s], str(tmp / names[s]), str(corpus), str(inputs.encoder_path.absolute()),
+                inputs.encoder_sha256, inputs.config, art, starts[s], ids, titles, stats, progress and n_workers == 1))
                 for s in range(shards)])
-            _say(progress, f"{shards} shards built ({sum(passages)} passages)", began)
-            (tmp / "doc_ids.json").write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
-            refs = tuple(ShardRef(name, start, end - start, n) for name, start, end, n
-                         in zip(names, starts, ends, passages))
-            # The manifest records the files of its own: the corpus's ids and each shard's manifest, which records
-            # (and has checked at load) every file of its shard.
-            own = {name: entry for name, entry in record_files(tmp).items()
-                   if name == "doc_ids.json" or name.endswith(f"/{MANIFEST}") and name.count("/") == 2}
-            manifest = Manifest(
-                corpus_sha256=sha256_file(corpus_path), n_docs=len(docs), n_passages=sum(passages),
-                encoder_path=str(inputs.encoder_path.absolute()), encoder_id=inputs.encoder.model_id,
-                config=inputs.config, citator_version=citator.__version__, built_at=time.time(), data_dir=tmp.name,
-                artifacts_path=art, artifacts_sha256=None if art is None else sha256_file(Path(art) / "manifest.json"),
-                encoder_sha256=inputs.encoder_sha256, passage_rules=passage_rules(), files=own, shards=refs)
-            switch_to(where, tmp, manifest)
-    finally:
-        pool.close()
+        finally:
+            pool.close()
+        _say(progress, f"{shards} shards built ({sum(passages)} passages)", began)
+        refs = tuple(ShardRef(name, start, end - start, n) for name, start, end, n
+                     in zip(names, starts, ends, passages))
+        for ref in refs:  # every shard is there, whole, before the index switches to them
+            shard = read_manifest(tmp / ref.name)
+            if (shard.n_docs, shard.n_passages) != (ref.n_docs, ref.n_passages):
+                raise IndexDirError(f"{tmp / ref.name}: the shard's builder wrote {shard.n_docs} documents, "
+                                    f"not {ref.n_docs}; the build is abandoned")
+        (tmp / "doc_ids.json").write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
+        # The manifest records the files of its own: the corpus's ids and each shard's manifest, which records (and
+        # has checked when its shard is loaded) every file of its shard.
+        own = {name: {"bytes": (tmp / name).stat().st_size, "sha256": sha256_file(tmp / name)}
+               for name in ["doc_ids.json", *(f"{ref.name}/{MANIFEST}" for ref in refs)]}
+        manifest = Manifest(
+            corpus_sha256=sha256_file(corpus), n_docs=len(docs), n_passages=sum(passages),
+            encoder_path=str(inputs.encoder_path.absolute()), encoder_id=inputs.encoder.model_id,
+            config=inputs.config, citator_version=citator.__version__, built_at=time.time(), data_dir=tmp.name,
+            artifacts_path=art, artifacts_sha256=None if art is None else sha256_file(Path(art) / "manifest.json"),
+            encoder_sha256=inputs.encoder_sha256, passage_rules=passage_rules(), files=own, shards=refs)
+        switch_to(where, tmp, manifest)
     return manifest
 
 
@@ -147,18 +155,29 @@ def _builders(inputs: Any, shards: int, ray: str | None, workers: int | None) ->
     connect(ray)
     import ray as ray_module
 
-    nodes = [int(node["Resources"].get("CPU", 0)) for node in ray_module.nodes() if node.get("Alive")]
-    n = max(1, min(shards, workers or max(1, sum(nodes))))
-    # Each builder takes as many cores as lets all of them run at once (Ray runs its torch on that many threads)
-    # and, where the cluster has GPUs, its share of them (the encoder runs on the one Ray gives it).
-    gpus = ray_module.cluster_resources().get("GPU", 0)
-    return RayPool(ShardBuilder, [(str(inputs.encoder_path),)] * n, [f"builder {i}" for i in range(n)],
-                   num_cpus=cores_each(nodes, n), num_gpus=min(1.0, gpus / n))
+    nodes = [(int(node["Resources"].get("CPU", 0)), int(node["Resources"].get("GPU", 0)))
+             for node in ray_module.nodes() if node.get("Alive")]
+    # No more builders than can run at once: a builder holds its CPUs until the build ends.
+    n = max(1, min(shards, workers or sum(c for c, _ in nodes), max(1, sum(c for c, _ in nodes))))
+    cores, gpus = builder_resources(nodes, n)
+    # A builder is not restarted: its tokens from the first round died with it (the build fails in one line).
+    return RayPool(ShardBuilder, [(str(inputs.encoder_path.absolute()),)] * n, [f"builder {i}" for i in range(n)],
+                   num_cpus=cores, num_gpus=gpus, restarts=0)
+
+
+def builder_resources(nodes: Sequence[tuple[int, int]], workers: int) -> tuple[int, int]:
+    """(cores, GPUs) for each of `workers` builders on nodes of (CPUs, GPUs), all placeable at once: a whole GPU each
+    where the GPU nodes can host every builder, else none; then as many cores each as still places them all."""
+    if sum(g for _, g in nodes) >= workers:
+        for cores in range(max(1, sum(c for c, g in nodes if g) // workers), 0, -1):
+            if sum(min(g, c // cores) for c, g in nodes if g) >= workers:
+                return cores, 1
+    return cores_each([c for c, _ in nodes], workers), 0
 
 
 def cores_each(node_cpus: Sequence[int], workers: int) -> int:
     """The most cores each of `workers` equal workers can have with all of them placed at once on nodes of
-    `node_cpus` cores (at least 1: with fewer cores than workers, some wait for others)."""
+    `node_cpus` cores (1 where there are no more cores than workers)."""
     for cores in range(max(1, sum(node_cpus) // max(workers, 1)), 1, -1):
         if sum(c // cores for c in node_cpus) >= workers:
             return cores

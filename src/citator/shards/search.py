@@ -24,13 +24,13 @@ from citator.data.records import Query, ResultLine, ScoredDoc
 from citator.errors import ConfigError, IndexDirError
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.fusion import best_n, interpolate, top_k, topn_bounds
-from citator.retrieve.index_files import load_doc_ids
+from citator.retrieve.index_files import load_doc_ids, verify_digests
 from citator.retrieve.late_interaction import DEPTH as LATE_DEPTH
 from citator.retrieve.late_interaction import maxsim
 from citator.retrieve.manifest import FINETUNED_ENCODER, Manifest, read_manifest
 from citator.retrieve.ranker import CandidateValues, features_of, gather_candidates, load_ranker
 from citator.retrieve.searcher import LEARNED_SIGNALS, MAX_BATCH_CELLS, EncodedQueries, StanceSearcher, query_encoder
-from citator.shards.workers import LocalPool, RayPool, connect, ray_address
+from citator.shards.workers import LocalPool, RayPool, connect, ray_address, share_of_cpus
 
 
 def check_shardable(config: RetrievalConfig) -> None:
@@ -62,7 +62,8 @@ class ShardWorker:
         s = self.searcher
         learned = s.config.fusion == "learned" and s.ranker is not None
         return {"names": s.needed_signals(), "learned": learned, "late": s.uses_late_interaction,
-                "n_passages": s.manifest.n_passages, "pid": os.getpid()}
+                "n_docs": len(s.doc_ids), "n_passages": s.manifest.n_passages, "first": s.doc_ids[0],
+                "last": s.doc_ids[-1], "pid": os.getpid()}
 
     def use_numba(self) -> None:
         self.searcher.use_numba()
@@ -128,6 +129,7 @@ class ShardedSearcher:
         self.config = self.manifest.config
         check_shardable(self.config)
         data = self.index_dir / self.manifest.data_dir
+        verify_digests(data, self.manifest.files)  # the corpus's ids and each shard's manifest, as built
         self.doc_ids: list[str] = load_doc_ids(data / "doc_ids.json", self.manifest.n_docs)
         self.starts = [ref.start for ref in self.manifest.shards]
         dirs = [data / ref.name for ref in self.manifest.shards]
@@ -136,27 +138,38 @@ class ShardedSearcher:
             connect(address)
             import ray as ray_module
 
-            # Every shard gets an actor even where the cluster has fewer CPUs than shards (their share is less).
-            share = min(1.0, ray_module.cluster_resources().get("CPU", 1) / len(dirs))
+            # Every shard's actor can be placed at once, with a share of a CPU where there are more shards than CPUs.
+            nodes = [node["Resources"].get("CPU", 0) for node in ray_module.nodes() if node.get("Alive")]
             self.pool: LocalPool | RayPool = RayPool(ShardWorker, [(str(d),) for d in dirs],
-                                                     [f"shard {ref.name}" for ref in self.manifest.shards], share)
+                                                     [f"shard {ref.name}" for ref in self.manifest.shards],
+                                                     share_of_cpus(nodes, len(dirs)))
         else:
             self.pool = LocalPool([ShardWorker(str(d)) for d in dirs])
-        info = self.pool.run([(0, "describe", ())])[0]
+        described = self.pool.run([(w, "describe", ()) for w in range(len(dirs))])
+        self._check_shards(described)
+        info = described[0]
         self.names: list[str] = info["names"]
         self.learned: bool = info["learned"]
         self.late: bool = info["late"]
-        self.max_passages = max(ref.n_passages for ref in self.manifest.shards)
         # The first shard holds the query encoders and the ranker (every shard holds the same).
         first_dir = dirs[0]
         first = read_manifest(first_dir)
         self._base = lambda: query_encoder(first_dir, first, self.manifest.encoder_path, "base", cold)
         self._encoders: dict[str, Any] = {}
         self.ft_encoder = None
-        if self.manifest.artifacts_path is not None and any(n in LEARNED_SIGNALS for n in self.names):
+        if self.manifest.artifacts_path is not None and (self.late or any(n in LEARNED_SIGNALS for n in self.names)):
             self.ft_encoder = query_encoder(first_dir, first, first.path(first_dir, FINETUNED_ENCODER), "finetuned",
                                             cold)
         self.ranker = load_ranker(first.path(first_dir, "ranker.json")) if self.learned else None
+
+    def _check_shards(self, described: Sequence[dict[str, Any]]) -> None:
+        """Each shard holds the documents the manifest says it holds, in the corpus's order."""
+        for ref, info in zip(self.manifest.shards, described):
+            ids = self.doc_ids[ref.start:ref.start + ref.n_docs]
+            if (info["n_docs"], info["n_passages"], info["first"], info["last"]) != (ref.n_docs, ref.n_passages,
+                                                                                   ids[0], ids[-1]):
+                raise IndexDirError(f"{self.index_dir}: shard {ref.name} does not hold documents {ref.start}.."
+                                    f"{ref.start + ref.n_docs - 1} of the corpus; rebuild with build.sh")
 
     @property
     def encoder(self):  # type: ignore[no-untyped-def]
@@ -192,7 +205,8 @@ class ShardedSearcher:
         if on_batch is not None:
             raise ConfigError("a sharded index does not show a search's signals (briefs need one index)")
         queries = cut_for_search(queries)
-        batch_size = max(1, min(batch_size, MAX_BATCH_CELLS // max(self.max_passages, 1)))
+        # Batches as one index cuts them (the encoder's floats depend on a batch's shape in their last bits).
+        batch_size = max(1, min(batch_size, MAX_BATCH_CELLS // max(self.manifest.n_passages, 1)))
         out: list[ResultLine] = []
         for start in range(0, len(queries), batch_size):
             out.extend(self._batch(queries[start:start + batch_size], k))

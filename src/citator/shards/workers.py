@@ -42,20 +42,21 @@ class LocalPool:
 
 
 class RayPool:
-    """One Ray actor per worker, restarted by Ray when its process dies; calls to different actors run at once."""
+    """One Ray actor per worker; calls to different actors run at once. With `restarts`, Ray restarts an actor
+    whose process dies and retries the call it was in (a shard searcher reloads its shard from its files)."""
 
     def __init__(self, cls: type, init_args: Sequence[tuple[Any, ...]], names: Sequence[str],
-                 num_cpus: float = 1, num_gpus: float = 0) -> None:
+                 num_cpus: float = 1, num_gpus: float = 0, restarts: int = RESTARTS) -> None:
         import ray
 
         self.names = list(names)
-        actor = ray.remote(cls).options(max_restarts=RESTARTS, max_task_retries=RESTARTS, num_cpus=num_cpus,
-                                        num_gpus=num_gpus)
+        actor = ray.remote(cls).options(max_restarts=restarts, max_task_retries=restarts, num_cpus=num_cpus,
+                                        num_gpus=num_gpus, scheduling_strategy="SPREAD")
         self.workers = [actor.remote(*args) for args in init_args]
 
     def run(self, calls: Sequence[tuple[int, str, tuple[Any, ...]]]) -> list[Any]:
         import ray
-        from ray.exceptions import RayActorError, RayTaskError
+        from ray.exceptions import RayActorError, RayError, RayTaskError
 
         refs = [getattr(self.workers[w], method).remote(*args) for w, method, args in calls]
         out = []
@@ -66,10 +67,13 @@ class RayPool:
                 cause = exc.cause if isinstance(exc.cause, BaseException) else exc
                 if isinstance(cause, CitatorError):
                     raise cause from None
-                raise ShardUnavailable(f"{self.names[w]}: {type(cause).__name__}: {cause}") from None
+                raise ShardUnavailable(f"{self.names[w]}: {type(cause).__name__}: {_first_line(cause)}") from None
             except RayActorError as exc:
-                raise ShardUnavailable(f"{self.names[w]}: its worker died and could not be restarted from the shard's "
-                                       f"files ({_cause(exc)}); no partial answer is given") from None
+                raise ShardUnavailable(f"{self.names[w]}: its worker died and could not be restarted ({_cause(exc)}); "
+                                       "no partial answer is given") from None
+            except RayError as exc:  # an object lost with its node, out of memory, the cluster gone
+                raise ShardUnavailable(f"{self.names[w]}: {type(exc).__name__}: {_first_line(exc)}; no partial "
+                                       "answer is given") from None
         return out
 
     def close(self) -> None:
@@ -80,14 +84,27 @@ class RayPool:
         self.workers = []
 
 
+def share_of_cpus(node_cpus: Sequence[float], workers: int) -> float:
+    """The largest share of a CPU, 1 or 1/m, with which `workers` actors can all be placed at once on nodes of
+    `node_cpus` CPUs (0 where the cluster has no CPUs to count: actors are then placed by Ray alone)."""
+    cpus = [int(c) for c in node_cpus if c >= 1]
+    if not cpus:
+        return 0.0
+    per_cpu = 1
+    while sum(c * per_cpu for c in cpus) < workers:
+        per_cpu += 1
+    return 1.0 / per_cpu
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
 def _cause(exc: BaseException) -> str:
     """The citator error that stopped an actor's restart where Ray's message carries one, else its first line."""
-    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
-    found = re.findall(r"citator\.errors\.\w+: ([^\n]+)", text)
-    if found:
-        return found[-1].strip()
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[0] if lines else type(exc).__name__
+    found = re.findall(r"citator\.errors\.\w+: ([^\n]+)", re.sub(r"\x1b\[[0-9;]*m", "", str(exc)))
+    return found[-1].strip() if found else _first_line(exc)
 
 
 def connect(address: str) -> None:
@@ -104,13 +121,13 @@ def connect(address: str) -> None:
     if address == "local" and "RAY_TMPDIR" not in os.environ:
         # A cluster of our own keeps its sockets and logs in a folder of this user's (Ray's default, /tmp/ray, is
         # whoever's used it first): another user's earlier cluster must not stop this one.
-        os.environ["RAY_TMPDIR"] = _private_dir(Path(tempfile.gettempdir()) / f"citator-ray-{os.getuid()}")
+        os.environ["RAY_TMPDIR"] = _private_dir(Path("/tmp") / f"citator-ray-{os.getuid()}")  # short: socket paths
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # Ray's usage report is a network call: never made
     try:
         ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=False,
                  configure_logging=False)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise ConfigError(f"--ray {address}: cannot join a Ray cluster ({str(exc).strip().splitlines()[0]})") from None
+    except Exception as exc:  # noqa: BLE001 - whatever Ray raises, the user gets one line
+        raise ConfigError(f"--ray {address}: cannot join a Ray cluster ({_first_line(exc)})") from None
 
 
 def _private_dir(path: Path) -> str:
@@ -121,6 +138,8 @@ def _private_dir(path: Path) -> str:
         st = os.lstat(path)
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) & 0o077:
             return tempfile.mkdtemp(prefix="citator-ray-")
+    except OSError:
+        return tempfile.mkdtemp(prefix="citator-ray-")
     return str(path)
 
 
