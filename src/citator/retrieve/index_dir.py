@@ -63,15 +63,14 @@ class ShardPart:
     tokens: Mapping[str, Tokenized]
 
 
-def corpus_links(memory, docs: Sequence[Document], part: ShardPart | None = None  # type: ignore[no-untyped-def]
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """(memory entry, document) links of a PropositionMemory to `docs` (a shard's, when `part` says where they
-    start: linked against the whole corpus, document indices local to the shard)."""
-    if part is None:
-        return memory.link([d.doc_id for d in docs], [d.title for d in docs])
-    rows, cols = memory.link(part.corpus_ids, part.corpus_titles)
-    keep = (cols >= part.start) & (cols < part.start + len(docs))
-    return rows[keep], cols[keep] - part.start
+def corpus_links(memory, corpus_ids: Sequence[str], corpus_titles: Sequence[str], start: int,  # type: ignore[no-untyped-def]
+                 n_docs: int) -> tuple[np.ndarray, np.ndarray]:
+    """(memory entry, document) links of a PropositionMemory to documents `start` .. `start + n_docs - 1` of a
+    corpus (a shard's, or all of them), made against the whole corpus's ids and titles, documents numbered from
+    `start`."""
+    rows, cols = memory.link(corpus_ids, corpus_titles)
+    keep = (cols >= start) & (cols < start + n_docs)
+    return rows[keep], cols[keep] - start
 
 
 def lexical_texts(docs: Sequence[Document], config: RetrievalConfig, memory=None,  # type: ignore[no-untyped-def]
@@ -392,14 +391,14 @@ def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], p
     if artifacts.ranker_path is not None:
         shutil.copyfile(artifacts.ranker_path, data_dir / "ranker.json")
     memory = PropositionMemory.load(data_dir / "memory")
-    rows, cols = corpus_links(memory, docs, part)
+    # Matched against the whole corpus: a shard's documents are reached by titles unique in all of it.
+    ids, titles, start = ((part.corpus_ids, part.corpus_titles, part.start) if part is not None
+                          else ([d.doc_id for d in docs], [d.title for d in docs], 0))
+    rows, cols = corpus_links(memory, ids, titles, start, len(docs))
     np.save(data_dir / "memory_links.npy", np.stack([rows, cols]))
     expanded = {} if part is not None else lexical_texts(docs, config, memory, (rows, cols), ("lexical_expanded",))
     build_lexical(data_dir, "lexical_expanded", expanded.get("lexical_expanded", ()), config, part)
-    ids, titles = [d.doc_id for d in docs], [d.title for d in docs]
-    base = base_document_vectors(passage_vectors, starts)
-    learned = (apply_deltas(data_dir / "memory", ids, titles, base) if part is None else
-               apply_deltas(data_dir / "memory", part.corpus_ids, part.corpus_titles, base, part.start))
+    learned = apply_deltas(data_dir / "memory", ids, titles, base_document_vectors(passage_vectors, starts), start)
     if learned is not None:
         np.save(data_dir / "doc_embedding.npy", learned)
 

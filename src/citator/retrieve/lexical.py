@@ -48,8 +48,12 @@ class Tokenized:
     tokenizer: Any
     ids: list[list[int]]
 
+    def stems(self) -> dict[int, str]:
+        """Token id -> the stem it stands for."""
+        return {i: stem for stem, i in self.tokenizer.get_vocab_dict().items()}
+
     def stats(self) -> CorpusStats:
-        stem_of = {i: stem for stem, i in self.tokenizer.get_vocab_dict().items()}
+        stem_of = self.stems()
         freqs = Counter(stem_of[i] for doc in self.ids for i in set(doc))
         return CorpusStats(dict(freqs), len(self.ids), sum(len(doc) for doc in self.ids))
 
@@ -60,8 +64,9 @@ def _mean_length(stats: CorpusStats) -> np.float64:
     return np.float64(stats.total_length) / np.float64(max(stats.n_units, 1))
 
 
-def _corpus_wide_bm25(stats: CorpusStats, **params: Any):  # type: ignore[no-untyped-def]
-    """A bm25s BM25 whose idf and average length are the corpus's (`stats`), not those of the units it indexes.
+def _corpus_wide_bm25(stats: CorpusStats, stem_of: dict[int, str], **params: Any):  # type: ignore[no-untyped-def]
+    """A bm25s BM25 whose idf and average length are the corpus's (`stats`), not those of the units it indexes;
+    `stem_of` names the stem of each token id it will be given.
 
     bm25s offers `build_index_from_ids` to be overridden for this; the scores themselves are bm25s's own functions.
     """
@@ -75,7 +80,7 @@ def _corpus_wide_bm25(stats: CorpusStats, **params: Any):  # type: ignore[no-unt
                                  leave_progress=False):
             self.nonoccurrence_array = None  # lucene BM25 has none (bm25s sets it here for BM25L and BM25+)
             local = _calculate_doc_freqs(corpus_token_ids, unique_token_ids, show_progress=False)
-            wide = {token: stats.doc_freqs.get(self.stem_of[token], 0) for token in unique_token_ids}
+            wide = {token: stats.doc_freqs.get(stem_of[token], 0) for token in unique_token_ids}
             idf = _build_idf_array(wide, n_docs=stats.n_units, compute_idf_fn=_select_idf_scorer(self.idf_method),
                                    dtype=self.dtype)
             scores, docs, vocab = _build_scores_and_indices_for_matrix(
@@ -119,8 +124,7 @@ class LexicalIndex:
         if stats is None:
             retriever = bm25s.BM25(k1=k1, b=b, method="lucene")
         else:
-            retriever = _corpus_wide_bm25(stats, k1=k1, b=b, method="lucene")
-            retriever.stem_of = {i: stem for stem, i in tokens.tokenizer.get_vocab_dict().items()}
+            retriever = _corpus_wide_bm25(stats, tokens.stems(), k1=k1, b=b, method="lucene")
         retriever.index(tokens.tokenizer.to_tokenized_tuple(tokens.ids), show_progress=progress)
         return cls(retriever, tokens.tokenizer)
 

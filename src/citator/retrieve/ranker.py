@@ -146,13 +146,23 @@ def ranked_candidates(
     """
     base = interpolate(signals, weights, norm_depth)
     cand, _ = top_k(base, depth)
-    late = None
-    if tokens is not None and store is not None:
-        late = np.full(cand.shape, np.nan, dtype=np.float32)
-        scored = min(LATE_DEPTH, cand.shape[1])
-        late[:, :scored] = maxsim(tokens, cand[:, :scored], store)
+    late = late_scores(tokens, cand, store) if tokens is not None and store is not None else None
     names, x = candidate_features(signals, stances, years, cand, norm_depth, citations=citations, late=late)
     return base, cand, names, x
+
+
+def late_scores(tokens: TokenStates, candidates: np.ndarray, store: TokenStore) -> np.ndarray:
+    """Late interaction of each query's first late_interaction.DEPTH candidates; NaN for the others."""
+    late = np.full(candidates.shape, np.nan, dtype=np.float32)
+    scored = min(LATE_DEPTH, candidates.shape[1])
+    late[:, :scored] = maxsim(tokens, candidates[:, :scored], store)
+    return late
+
+
+def ranked_places(logits: np.ndarray) -> np.ndarray:
+    """The ranker's logits as scores in (1, 2), above every non-candidate's (at most -1): how a search places its
+    candidates."""
+    return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32) + 1.0
 
 
 def _select(features: Sequence[str], names: Sequence[str], x: np.ndarray) -> np.ndarray:

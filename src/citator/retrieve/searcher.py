@@ -22,7 +22,7 @@ from citator.retrieve.manifest import FINETUNED_ENCODER, QUERY_GRAPHS, Manifest,
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.passages import document_of_passage, max_per_document
 from citator.retrieve.late_interaction import TokenStore, reads_late_interaction
-from citator.retrieve.ranker import Ranker, doc_years, load_ranker, ranked_candidates
+from citator.retrieve.ranker import Ranker, doc_years, load_ranker, ranked_candidates, ranked_places
 
 if TYPE_CHECKING:
     from citator.models.encoder import TokenStates
@@ -265,12 +265,17 @@ class StanceSearcher:
         # order below (scores at most -1, shifted per query: a query's scores do not depend on the rest of the batch).
         out = base - base.max(axis=1, keepdims=True) - 1.0
         rows = np.arange(cand.shape[0])[:, None]
-        out[rows, cand] = (1.0 / (1.0 + np.exp(-logits))).astype(np.float32) + 1.0
+        out[rows, cand] = ranked_places(logits)
         return out
+
+    @property
+    def uses_ranker(self) -> bool:
+        """The index's fusion is learned and it holds the ranker (else it interpolates)."""
+        return self.config.fusion == "learned" and self.ranker is not None
 
     def needed_signals(self) -> list[str]:
         names = [n for n, w in self.config.weights.items() if w]
-        if self.config.fusion == "learned" and self.ranker is not None:
+        if self.uses_ranker:
             wanted = {f.split(":")[0] for f in self.ranker.features} & set(self.available_signals())
             names = sorted(set(names) | wanted)
         return names
@@ -278,8 +283,8 @@ class StanceSearcher:
     def _contrast_depth(self) -> int:
         # Only scores on one scale: under learned fusion, the ranker's candidates (the others are placed below them,
         # and a lean between a candidate's score and a non-candidate's would measure that gap).
-        if self.config.fusion == "learned" and self.ranker is not None:
-            return min(contrast.DEPTH, self.ranker.candidates)
+        if self.uses_ranker:
+            return min(contrast.DEPTH, self.ranker.candidates)  # type: ignore[union-attr]
         return contrast.DEPTH
 
     def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256,

@@ -57,8 +57,7 @@ class ShardBuilder:
             from citator.retrieve.memory import PropositionMemory
 
             memory = PropositionMemory.load(read_artifacts(Path(artifacts)).memory_dir)
-            part = ShardPart(start, corpus_ids, corpus_titles, {}, {})
-            links = corpus_links(memory, docs, part)
+            links = corpus_links(memory, corpus_ids, corpus_titles, start, len(docs))
         texts = lexical_texts(docs, config, memory, links)
         self._tokens[shard] = {name: LexicalIndex.tokenize(t) for name, t in texts.items()}
         return {name: tokens.stats() for name, tokens in self._tokens[shard].items()}

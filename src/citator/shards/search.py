@@ -14,6 +14,7 @@ import os
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,15 @@ from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.fusion import best_n, interpolate, top_k, topn_bounds
 from citator.retrieve.index_files import load_doc_ids, verify_digests
 from citator.retrieve.late_interaction import DEPTH as LATE_DEPTH
-from citator.retrieve.late_interaction import maxsim
 from citator.retrieve.manifest import FINETUNED_ENCODER, Manifest, read_manifest
-from citator.retrieve.ranker import CandidateValues, features_of, gather_candidates, load_ranker
+from citator.retrieve.ranker import (
+    CandidateValues,
+    features_of,
+    gather_candidates,
+    late_scores,
+    load_ranker,
+    ranked_places,
+)
 from citator.retrieve.searcher import LEARNED_SIGNALS, MAX_BATCH_CELLS, EncodedQueries, StanceSearcher, query_encoder
 from citator.shards.workers import LocalPool, RayPool, connect, ray_address, share_of_cpus
 
@@ -60,8 +67,7 @@ class ShardWorker:
 
     def describe(self) -> dict[str, Any]:
         s = self.searcher
-        learned = s.config.fusion == "learned" and s.ranker is not None
-        return {"names": s.needed_signals(), "learned": learned, "late": s.uses_late_interaction,
+        return {"names": s.needed_signals(), "learned": s.uses_ranker, "late": s.uses_late_interaction,
                 "n_docs": len(s.doc_ids), "n_passages": s.manifest.n_passages, "first": s.doc_ids[0],
                 "last": s.doc_ids[-1], "pid": os.getpid()}
 
@@ -87,9 +93,7 @@ class ShardWorker:
             return ShardCandidates(idx, scores, None)
         late = None
         if s.uses_late_interaction and encoded.tokens is not None and s.late_store is not None:
-            late = np.full(idx.shape, np.nan, dtype=np.float32)
-            scored = min(LATE_DEPTH, idx.shape[1])
-            late[:, :scored] = maxsim(encoded.tokens, idx[:, :scored], s.late_store)
+            late = late_scores(encoded.tokens, idx, s.late_store)
         values = gather_candidates(signals, s.years, idx, citations=s.citations, late=late, bounds=bounds)
         return ShardCandidates(idx, scores, values)
 
@@ -154,8 +158,7 @@ class ShardedSearcher:
         # The first shard holds the query encoders and the ranker (every shard holds the same).
         first_dir = dirs[0]
         first = read_manifest(first_dir)
-        self._base = lambda: query_encoder(first_dir, first, self.manifest.encoder_path, "base", cold)
-        self._encoders: dict[str, Any] = {}
+        self._first, self._cold = (first_dir, first), cold
         self.ft_encoder = None
         if self.manifest.artifacts_path is not None and (self.late or any(n in LEARNED_SIGNALS for n in self.names)):
             self.ft_encoder = query_encoder(first_dir, first, first.path(first_dir, FINETUNED_ENCODER), "finetuned",
@@ -171,11 +174,10 @@ class ShardedSearcher:
                 raise IndexDirError(f"{self.index_dir}: shard {ref.name} does not hold documents {ref.start}.."
                                     f"{ref.start + ref.n_docs - 1} of the corpus; rebuild with build.sh")
 
-    @property
+    @cached_property
     def encoder(self):  # type: ignore[no-untyped-def]
-        if "base" not in self._encoders:
-            self._encoders["base"] = self._base()
-        return self._encoders["base"]
+        """The base query encoder, loaded on first use (a trained index may need only the fine-tuned one)."""
+        return query_encoder(*self._first, self.manifest.encoder_path, "base", self._cold)
 
     def needed_signals(self) -> list[str]:
         return list(self.names)
@@ -227,7 +229,7 @@ class ShardedSearcher:
         order = _ordered(idx, base)[:, :depth]
         idx, base = np.take_along_axis(idx, order, axis=1), np.take_along_axis(base, order, axis=1)
         scores = base
-        if self.ranker is not None and self.learned:
+        if self.ranker is not None:
             values = _take(_joined([p.values for p in parts]), order)  # type: ignore[misc]
             scores = self._ranked(queries, base, values, min(candidates, idx.shape[1]))
             order = _ordered(idx, scores)
@@ -247,7 +249,7 @@ class ShardedSearcher:
         names, x = features_of(head, [q.stance for q in queries])
         logits = self.ranker.score(names, x)  # type: ignore[union-attr]
         out = base - base[:, :1] - 1.0
-        out[:, :n] = (1.0 / (1.0 + np.exp(-logits))).astype(np.float32) + 1.0
+        out[:, :n] = ranked_places(logits)
         return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
 
 
