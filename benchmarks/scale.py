@@ -1,6 +1,6 @@
 """Sharded build and search against one index, in this process and on a local Ray cluster, on the same cores.
 
-    .venv/bin/python benchmarks/scale.py [--sizes 10000 100000] [--encode-passages 2000] [--queries 311]
+    .venv/bin/python benchmarks/scale.py [--sizes 10000 100000] [--encode-passages 2000] [--queries 311] [--no-build]
 
 Corpora: the CaseFacts opinions (../shared/data/stance/casefacts/corpus.jsonl) and the D.C. Code sections
 (../shared/data/statutes/dc_code/sections.jsonl), real texts, repeated with fresh doc ids until the corpus has the
@@ -16,7 +16,8 @@ Three measurements:
     1e-5). Encoding a corpus this large takes hours on 2 cores, so these indexes hold random unit vectors in place of
     the encoder's (the build's document encoder is swapped for the benchmark only); lexical indexes, passages and
     the query encoder are real, and search time does not depend on the vectors' values.
-Writes benchmarks/results/scale.json.
+Writes benchmarks/results/scale.json: the rows of the sizes measured (and the build rows, unless --no-build) replace
+those of an earlier run; each part records the command that measured it.
 """
 
 from __future__ import annotations
@@ -171,10 +172,12 @@ def measure_search(size: int, queries: list, latency_queries: int, cluster: str)
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000],
+                        help="corpus sizes (passages) to search; none: measure the build only")
     parser.add_argument("--encode-passages", type=int, default=2000)
     parser.add_argument("--queries", type=int, default=311)
     parser.add_argument("--latency-queries", type=int, default=60)
+    parser.add_argument("--no-build", action="store_true", help="measure search only; keep the recorded build rows")
     args = parser.parse_args()
     import ray
 
@@ -187,15 +190,21 @@ def main() -> int:
     cluster = ray.get_runtime_context().gcs_address
     dev = [q for q in read_queries(SHARED / "stance" / "casefacts" / "queries.jsonl") if q.split == "dev"]
     queries = dev[:args.queries]
-    build_corpus = WORK / f"corpus-{args.encode_passages}.jsonl"
-    corpus_of(args.encode_passages, build_corpus)
-    builds = measure_build(build_corpus, args.encode_passages, cluster)
-    searches = [row for size in args.sizes for row in measure_search(size, queries, args.latency_queries, cluster)]
-    ray.shutdown()
+    command = "python benchmarks/scale.py " + " ".join(sys.argv[1:])
     out = ROOT / "benchmarks" / "results" / "scale.json"
+    before = json.loads(out.read_text()) if out.is_file() else {}
+    if args.no_build:
+        builds = before.get("build", [])
+    else:
+        build_corpus = WORK / f"corpus-{args.encode_passages}.jsonl"
+        corpus_of(args.encode_passages, build_corpus)
+        builds = [{**row, "command": command} for row in measure_build(build_corpus, args.encode_passages, cluster)]
+    searches = [{**row, "command": command} for size in args.sizes
+                for row in measure_search(size, queries, args.latency_queries, cluster)]
+    ray.shutdown()
+    kept = [row for row in before.get("search", []) if row["passages"] not in args.sizes]
     write_json_atomic(out, {"machine": f"{platform.processor() or platform.machine()}, {cpus} CPUs",
-                            "command": "python benchmarks/scale.py " + " ".join(sys.argv[1:]),
-                            "build": builds, "search": searches})
+                            "build": builds, "search": sorted(kept + searches, key=lambda r: r["passages"])})
     print(f"wrote {out}")
     return 0
 

@@ -24,6 +24,10 @@ class DataError(CitatorError):
             where += f' field "{field}"'
         super().__init__(f"{where}: {message}")
 
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        # Rebuilt from its parts (not from the one-line message): it crosses processes (a Ray task's error) whole.
+        return type(self), (self.path, self.line, self.reason, self.field)
+
 
 class CorpusError(DataError):
     """The corpus file is malformed."""

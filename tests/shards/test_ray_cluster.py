@@ -11,8 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from shards.test_sharded_parity import assert_same_answers
+from shards.test_sharded_parity import assert_same_answers, assert_same_briefs
 
+from citator.brief.index import StanceIndex
 from citator.data.queries import read_queries
 from citator.retrieve.manifest import read_manifest
 from citator.retrieve.searcher import StanceSearcher
@@ -54,8 +55,15 @@ def cluster() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def ray_index(cluster: str, small_stance_set: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import citator.shards.read as read_module
+
     index_dir = tmp_path_factory.mktemp("ray-sharded") / "index"
-    build_sharded(small_stance_set["corpus"], index_dir, 3, ray=cluster, progress=False)
+    saved = read_module.BLOCK_BYTES
+    read_module.BLOCK_BYTES = 4096  # the sample corpus read by Ray Data in many blocks
+    try:
+        build_sharded(small_stance_set["corpus"], index_dir, 3, ray=cluster, progress=False)
+    finally:
+        read_module.BLOCK_BYTES = saved
     return index_dir
 
 
@@ -131,5 +139,61 @@ def test_trained_shards_on_ray_answer_as_one_trained_index(cluster: str, small_s
         assert searcher.learned and searcher.late
         queries = read_queries(small_stance_set["queries"])
         assert_same_answers(StanceSearcher(tmp_path / "one").search(queries, 10), searcher.search(queries, 10))
+        # The Python API's briefs: each hit explained by the shard actor that holds it, ranks over every shard.
+        texts = sorted({q.text for q in queries})[:2]
+        assert_same_briefs(StanceIndex.open(tmp_path / "one"), StanceIndex(searcher), texts)
     finally:
         searcher.close()
+
+
+def test_ray_data_reads_the_corpus_in_blocks_as_one_reader_does(cluster: str, small_stance_set: dict[str, Path],
+                                                                 tmp_path: Path) -> None:
+    import citator.shards.read as read_module
+    from citator.data.corpus import read_corpus
+    from citator.data.jsonl import line_spans
+
+    # Blank lines and a last line without its newline: numbering and block cuts must still match one reader's.
+    lines = small_stance_set["corpus"].read_text().splitlines()
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(lines[:3] + ["", ""] + lines[3:]))
+    saved = read_module.BLOCK_BYTES
+    read_module.BLOCK_BYTES = 2048
+    try:
+        assert len(line_spans(corpus, 2048)) > 5
+        read = read_module.read_corpus_blocks(corpus)
+        expected = read_corpus(corpus, lenient=True)
+        assert read.ids == [d.doc_id for d in expected] and read.titles == [d.title for d in expected]
+        parts = read.parts([0, 7, 30])
+        assert [d for part in parts for d in read_module.documents(part)] == expected
+        assert [len(read_module.documents(part)) for part in parts] == [7, 23, len(expected) - 30]
+    finally:
+        read_module.BLOCK_BYTES = saved
+
+
+@pytest.mark.parametrize("damage", ["malformed", "duplicate", "no text"])
+def test_a_bad_line_read_by_a_ray_task_is_one_line_naming_it(cluster: str, small_stance_set: dict[str, Path],
+                                                             tmp_path: Path, damage: str) -> None:
+    import json
+
+    import citator.shards.read as read_module
+    from citator.errors import CorpusError
+
+    lines = small_stance_set["corpus"].read_text().splitlines()
+    first = json.loads(lines[2])
+    bad = {"malformed": '{"doc_id": "x", "text": ', "duplicate": json.dumps(first),
+           "no text": json.dumps({"doc_id": "x", "title": "t"})}[damage]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(lines[:33] + [bad] + lines[33:]) + "\n")  # line 34, blocks after the first
+    saved = read_module.BLOCK_BYTES
+    read_module.BLOCK_BYTES = 2048
+    try:
+        with pytest.raises(CorpusError) as failure:
+            build_sharded(corpus, tmp_path / "index", 3, ray=cluster, progress=False)
+    finally:
+        read_module.BLOCK_BYTES = saved
+    message = str(failure.value)
+    assert type(failure.value) is CorpusError and len(message.splitlines()) == 1, message
+    assert message.startswith("corpus.jsonl line 34"), message
+    if damage == "duplicate":
+        assert "first on line 3" in message
+    assert not (tmp_path / "index" / "manifest.json").exists()

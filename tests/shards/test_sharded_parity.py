@@ -12,7 +12,9 @@ import pytest
 
 from citator.data.queries import read_queries
 from citator.data.records import ResultLine
-from citator.errors import ConfigError, IndexDirError
+from citator.brief.index import StanceIndex
+from citator.brief.records import Hit
+from citator.errors import ConfigError, IndexDirError, PropositionError
 from citator.retrieve.artifacts import read_artifacts
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.index_dir import build_index
@@ -67,6 +69,10 @@ def test_trained_shards_answer_as_one_trained_index(small_stance_set: dict[str, 
         assert "memory_vote" in three.names and "bm25_expanded" in three.names
     queries = read_queries(small_stance_set["queries"])
     assert_same_answers(one.search(queries, 10), three.search(queries, 10))
+    # Briefs too: the memory's reasons come from the shard that holds each hit.
+    texts = sorted({q.text for q in queries})[:3]
+    assert_same_briefs(StanceIndex.open(tmp_path / "one"), StanceIndex(three), texts)
+    assert any(h.memory for text in texts for h in StanceIndex(three).brief(text, 8).supported)
 
 
 @pytest.mark.slow
@@ -145,12 +151,67 @@ def test_a_damaged_shard_table_is_refused(sharded_index: Path, tmp_path: Path) -
         ShardedSearcher(copy)
 
 
-@pytest.mark.slow
-def test_briefs_say_they_need_one_index(sharded_index: Path) -> None:
-    from citator import StanceIndex
+def assert_same_hits(one: tuple[Hit, ...], sharded: tuple[Hit, ...]) -> None:
+    """The same documents, scores, evidence, per-signal scores and ranks over the corpus, and memory reasons."""
+    assert [h.doc_id for h in one] == [h.doc_id for h in sharded]
+    for a, b in zip(one, sharded):
+        assert (a.rank, a.title, a.label) == (b.rank, b.title, b.label)
+        assert abs(a.score - b.score) <= 1e-5, a.doc_id
+        ea, eb = a.evidence, b.evidence
+        assert (ea.passage, ea.start, ea.end, ea.text, ea.marks, ea.signal) == (
+            eb.passage, eb.start, eb.end, eb.text, eb.marks, eb.signal), a.doc_id
+        assert abs(ea.score - eb.score) <= 1e-5
+        assert [(s.name, s.rank) for s in a.signals] == [(s.name, s.rank) for s in b.signals], a.doc_id
+        assert max(abs(s.score - t.score) for s, t in zip(a.signals, b.signals)) <= 1e-5
+        assert (a.memory is None) == (b.memory is None)
+        if a.memory is not None:
+            assert [(m.proposition_id, m.stance, m.text) for m in a.memory] == [
+                (m.proposition_id, m.stance, m.text) for m in b.memory], a.doc_id  # type: ignore[union-attr]
+            assert all(abs(m.similarity - n.similarity) <= 1e-5 for m, n in zip(a.memory, b.memory))  # type: ignore[arg-type]
 
-    with pytest.raises(IndexDirError, match="sharded index"):
-        StanceIndex.open(sharded_index)
+
+def assert_same_briefs(one: StanceIndex, sharded: StanceIndex, texts: list[str]) -> None:
+    assert sharded.trained == one.trained
+    for text in texts:
+        a, b = one.brief(text, 8), sharded.brief(text, 8)
+        assert a.proposition == b.proposition
+        assert_same_hits(a.supported, b.supported)
+        assert_same_hits(a.refuted, b.refuted)
+        assert_same_hits(one.search(text, "all", 12), sharded.search(text, "all", 12))
+        # Every hit's rank under a signal counts the documents of every shard that score above it.
+        assert any(s.rank > 1 for h in b.supported for s in h.signals)
+
+
+@pytest.mark.slow
+def test_a_sharded_index_briefs_as_one_index(small_index: Path, sharded_index: Path,
+                                            small_stance_set: dict[str, Path]) -> None:
+    texts = sorted({q.text for q in read_queries(small_stance_set["queries"])})[:4]
+    one, three = StanceIndex.open(small_index), StanceIndex.open(sharded_index)
+    assert three.documents is None and isinstance(three.searcher, ShardedSearcher)
+    assert_same_briefs(one, three, texts)
+    # The document view reads the shard that holds the document.
+    hit = one.brief(texts[0], 3).supported[-1]
+    assert three.document(hit.doc_id) == one.document(hit.doc_id)
+    assert three.passage_in_place(hit.doc_id, 0, texts[0]) == one.passage_in_place(hit.doc_id, 0, texts[0])
+    with pytest.raises(PropositionError, match="no document"):
+        three.document("no such document")
+    three.close()
+
+
+@pytest.mark.slow
+def test_brief_cli_reads_a_sharded_index(small_index: Path, sharded_index: Path, tmp_path: Path) -> None:
+    from citator.cli.main import main
+
+    text = "A state may not punish speech for its content."
+    for name, index in (("one", small_index), ("three", sharded_index)):
+        assert main(["brief", "--index-dir", str(index), text, "--format", "json", "--k", "4",
+                     "--output", str(tmp_path / f"{name}.json")]) == 0
+    one, three = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("one", "three"))
+    for stance in ("supported", "refuted"):
+        assert [h["doc_id"] for h in one[stance]] == [h["doc_id"] for h in three[stance]]
+        assert [h["evidence"]["text"] for h in one[stance]] == [h["evidence"]["text"] for h in three[stance]]
+        assert [[s["rank"] for s in h["signals"]] for h in one[stance]] == [
+            [s["rank"] for s in h["signals"]] for h in three[stance]]
 
 
 @pytest.mark.slow
@@ -233,3 +294,23 @@ def test_a_worker_that_lost_round_one_computes_it_again(sharded_index: Path, sma
     a = kept.candidates("batch", queries, encoded, searcher.names, bounds, 7, False)
     b = fresh.candidates("batch", queries, encoded, searcher.names, bounds, 7, False)
     assert np.array_equal(a.idx, b.idx) and np.array_equal(a.scores, b.scores)
+
+
+@pytest.mark.slow
+def test_the_research_page_serves_a_sharded_index(small_index: Path, sharded_index: Path) -> None:
+    from urllib.parse import urlencode
+
+    from fastapi.testclient import TestClient
+
+    from citator.server.ui import create_app
+
+    text = "A state may not punish speech for its content."
+    pages = [TestClient(create_app(index, k=4)).get("/?" + urlencode({"q": text})) for index in (small_index,
+                                                                                              sharded_index)]
+    assert [p.status_code for p in pages] == [200, 200]
+    assert pages[0].text.count('<blockquote class="passage"') == 8
+    assert pages[0].text == pages[1].text  # the same hits, passages, marks, scores and ranks, rendered alike
+    hit = StanceIndex.open(small_index).brief(text, 4).supported[0]
+    views = [TestClient(create_app(index, k=4)).get("/document?" + urlencode({"id": hit.doc_id, "p": 0, "q": text}))
+             for index in (small_index, sharded_index)]
+    assert views[0].status_code == 200 and views[0].text == views[1].text

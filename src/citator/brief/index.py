@@ -1,8 +1,10 @@
 """StanceIndex: search an index directory by proposition and stance, and read a brief of both stances.
 
-It wraps `StanceSearcher` and ranks nothing itself: a hit's documents and scores are the searcher's own. What it
+It wraps the index's searcher (one index's `StanceSearcher`, or a sharded index's `ShardedSearcher`, whose shards
+explain the hits they hold) and ranks nothing itself: a hit's documents and scores are the searcher's own. What it
 adds is what a person needs to judge a hit: the document's title and citation, the passage that scored with the
-query's terms marked, each signal's score and rank, and the training propositions that cite the document.
+query's terms marked, each signal's score and rank, and the training propositions that cite the document
+(retrieve/explain.py, the same numbers for one index and for shards).
 
 A proposition's `supported` and `refuted` answers are always asked in one batch: a brief costs one search (one
 encoder call for both stances), an index that reads the stances against each other (a stance contrast or refuter
@@ -23,16 +25,18 @@ from citator.brief.evidence import Span, matched_terms, passage_spans, term_keys
 from citator.brief.label import document_label
 from citator.brief.records import Brief, Evidence, Hit, MemoryReason, SignalScore
 from citator.data.citations import CitationResolver, base_doc_id, parse_citation
-from citator.data.records import STANCES, Document, Query
+from citator.data.queries import cut_for_search
+from citator.data.records import STANCES, Document, Query, ScoredDoc
 from citator.errors import PropositionError
 from citator.retrieve.documents import DocumentStore
+from citator.retrieve.explain import Explanation, QueryView, count_above, explain
+from citator.retrieve.lexical import term_key
 from citator.retrieve.passages import PassageSpec
 from citator.retrieve.searcher import EncodedQueries, StanceSearcher
+from citator.shards.search import ShardedSearcher, open_searcher
 
 MAX_PROPOSITION_CHARS = 2000
 MAX_K = 100
-# Training propositions shown per document as the reasons it ranked.
-REASONS = 3
 PAIR = ("supported", "refuted")
 
 
@@ -44,32 +48,38 @@ class _Row:
     vector: np.ndarray | None
 
 
-class StanceIndex:
-    """An opened index directory; `search` and `brief` may be called many times (the index stays in memory)."""
+# A hit as its index explains it: its place and score, its document, the explanation and its rank per signal.
+_Found = tuple[ScoredDoc, Document, Explanation, Mapping[str, int]]
 
-    def __init__(self, searcher: StanceSearcher, documents: DocumentStore) -> None:
+
+class StanceIndex:
+    """An opened index directory, one index or sharded; `search` and `brief` may be called many times (the index
+    stays in memory; a sharded index's shard workers run until `close`)."""
+
+    def __init__(self, searcher: StanceSearcher | ShardedSearcher, documents: DocumentStore | None = None) -> None:
+        """`documents`: one index's copy of its corpus (a sharded index's shards read their own)."""
         self.searcher = searcher
         self.documents = documents
         self.positions = {doc_id: i for i, doc_id in enumerate(searcher.doc_ids)}
         config = searcher.config
         self.spec = PassageSpec(config.passage_words, config.passage_overlap)
-        tokenizer = searcher.lexical_passage.tokenizer
-        self._stop = frozenset(tokenizer.stopwords or ())
-        self._stem = tokenizer.stemmer
-        self._lower = bool(tokenizer.lower)
+        self._key = (searcher.lexical_passage.term_key() if isinstance(searcher, StanceSearcher) else term_key())
         self._resolver: CitationResolver | None = None
         # An index of statute sections (most doc ids are NRS or D.C. Code citations as printed, "NRS 432B.220"): a
         # page then shows one column of sections, stance aside.
         self.statutes = sum(_is_citation(d) for d in searcher.doc_ids) * 2 > len(searcher.doc_ids)
-        if "dense" in searcher.needed_signals():
+        if isinstance(searcher, StanceSearcher) and "dense" in searcher.needed_signals():
             # The evidence passage is chosen with the very query vectors the search's dense signal used.
             searcher._encoder = _RememberLast(searcher.encoder)
 
     @classmethod
-    def open(cls, index_dir: str | Path, cold: bool = False) -> StanceIndex:
+    def open(cls, index_dir: str | Path, cold: bool = False, ray: str | None = None) -> StanceIndex:
         """Open a built index: it holds its documents, encoders and trained model, and needs nothing else.
-        `cold`: one brief, then the process exits (the query encoders run in onnxruntime)."""
-        searcher = StanceSearcher(index_dir, cold=cold)
+        `cold`: one brief, then the process exits (the query encoders run in onnxruntime). `ray`: a sharded
+        index's shards as actors on this Ray cluster (default $CITATOR_RAY; without either, in this process)."""
+        searcher = open_searcher(index_dir, cold, ray)
+        if isinstance(searcher, ShardedSearcher):
+            return cls(searcher)
         return cls(searcher, DocumentStore(searcher.index_dir / searcher.manifest.data_dir, searcher.doc_ids))
 
     @classmethod
@@ -85,6 +95,11 @@ class StanceIndex:
         build(Path(corpus), Path(index_dir), None if encoder is None else Path(encoder), serve=False,
               artifacts=artifacts)
         return cls.open(index_dir)
+
+    def close(self) -> None:
+        """Stop a sharded index's shard workers (nothing to do for one index)."""
+        if isinstance(self.searcher, ShardedSearcher):
+            self.searcher.close()
 
     def cited(self, text: str) -> tuple[str, ...]:
         """The sections of this index that `text` cites exactly (`NRS 432B.220`, `D.C. Code § 16-2301`; every
@@ -112,6 +127,8 @@ class StanceIndex:
     def document(self, doc_id: str) -> Document:
         if doc_id not in self.positions:
             raise PropositionError(f"no document {doc_id!r} in this index")
+        if self.documents is None:
+            return self.searcher.document(self.positions[doc_id])  # type: ignore[union-attr]
         return self.documents.get(self.positions[doc_id])
 
     def passage_in_place(self, doc_id: str, passage: int, text: str) -> tuple[Document, Span, tuple[Span, ...]]:
@@ -132,7 +149,20 @@ class StanceIndex:
 
     def _answer(self, text: str, stances: Sequence[str], k: int) -> dict[str, tuple[Hit, ...]]:
         text = _check(text, k)
-        queries = [Query(f"q:{s}", text, s) for s in stances]
+        # The words a search reads (data/queries.py): the evidence is chosen and marked with the same.
+        queries = cut_for_search([Query(f"q:{s}", text, s) for s in stances])
+        if isinstance(self.searcher, ShardedSearcher):
+            results = self.searcher.search(queries, k)
+            found = [[(scored, doc, e, ranks) for scored, (doc, e, ranks) in zip(line.results, row)]
+                     for line, row in zip(results, self.searcher.explain(queries, results))]
+        else:
+            found = self._explained(self.searcher, queries, k)
+        keys = self._keys(queries[0].text)
+        return {query.stance: tuple(self._hit(rank, hit, keys) for rank, hit in enumerate(row, 1))
+                for query, row in zip(queries, found)}
+
+    def _explained(self, searcher: StanceSearcher, queries: Sequence[Query], k: int) -> list[list[_Found]]:
+        """One index's search of `queries`, each hit explained with the signals the search computed."""
         rows: dict[int, _Row] = {}
 
         def observe(start: int, signals: Mapping[str, np.ndarray], encoded: EncodedQueries | None) -> None:
@@ -140,83 +170,35 @@ class StanceIndex:
                 rows[start + i] = _Row({n: m[i] for n, m in signals.items()},
                                        None if encoded is None else encoded.vectors[i])
 
-        results = self.searcher.search(queries, k, on_batch=observe)
-        keys = self._keys(text)
-        out = {}
+        results = searcher.search(queries, k, on_batch=observe)
+        base = None
+        if "dense" in searcher.needed_signals():  # the encoder remembers what the search asked it
+            base = searcher.encoder.encode_queries([q.text for q in queries], [q.stance for q in queries])
+        out = []
         for r, (query, line) in enumerate(zip(queries, results)):
             row = rows.get(r, _Row({}, None))
             vector = row.vector
             if vector is None and self.trained:  # the ranking used no fine-tuned signal; the reasons still need it
-                vector = self.searcher.encode([query]).vectors[0]
-            passage_scorer = self._passage_scorer(queries, r, vector)
-            out[query.stance] = tuple(
-                self._hit(rank, found.doc_id, found.score, row, vector, passage_scorer, keys)
-                for rank, found in enumerate(line.results, 1))
+                vector = searcher.encode([query]).vectors[0]
+            view = QueryView(query.text, row.signals, vector, None if base is None else base[r])
+            places = [self.positions[found.doc_id] for found in line.results]
+            explained = explain(searcher, view, places)
+            counts = count_above(row.signals, {n: [e.signals[n] for e in explained] for n in row.signals})
+            out.append([(found, self.documents.get(p), e, {n: 1 + counts[n][i] for n in e.signals})  # type: ignore[union-attr]
+                        for i, (found, p, e) in enumerate(zip(line.results, places, explained))])
         return out
 
-    def _passage_scorer(self, queries: Sequence[Query], row: int, ft_vector: np.ndarray | None
-                        ):  # type: ignore[no-untyped-def]
-        """(signal name, scores of a document's passages) for query `row` of a search's `queries`: the dense
-        passage signal the ranking used (the fine-tuned encoder's where the index has one), else BM25 over
-        passages. The base encoder is asked exactly what the search asked it (an answer it remembers)."""
-        s = self.searcher
-        names = s.needed_signals()
-        if ft_vector is not None and "ft_dense" in names:
-            vector, name = ft_vector, "ft_dense"
-        elif "dense" in names:
-            vector = s.encoder.encode_queries([q.text for q in queries], [q.stance for q in queries])[row]
-            name = "dense"
-        else:
-            scores = s.lexical_passage.score_all([queries[row].text])[0]
-            return lambda first, last: ("bm25_maxp", scores[first:last])
-        vector = np.asarray(vector, dtype=np.float32)
-        return lambda first, last: (name, np.asarray(s.dense.vectors[first:last], dtype=np.float32) @ vector)
-
-    def _hit(self, rank: int, doc_id: str, score: float, row: _Row, vector: np.ndarray | None,
-             passage_scorer, keys: set[str]) -> Hit:  # type: ignore[no-untyped-def]
-        position = self.positions[doc_id]
-        doc = self.documents.get(position)
-        starts = self.searcher.passage_starts
-        first = int(starts[position])
-        last = int(starts[position + 1]) if position + 1 < len(starts) else self.searcher.manifest.n_passages
-        signal, scores = passage_scorer(first, last)
-        best = int(np.argmax(scores))
+    def _hit(self, rank: int, found: _Found, keys: set[str]) -> Hit:
+        scored, doc, e, ranks = found
         spans = passage_spans(doc.text, self.spec)
-        span = spans[min(best, len(spans) - 1)]
+        span = spans[min(e.passage, len(spans) - 1)]
         passage_text = doc.text[span.start:span.end]
-        evidence = Evidence(best, span.start, span.end, passage_text,
-                            tuple(matched_terms(passage_text, keys, self._key)), signal, float(scores[best]))
-        signals = tuple(SignalScore(name, float(m[position]), 1 + int((m > m[position]).sum()))
-                        for name, m in sorted(row.signals.items()))
-        return Hit(rank, doc_id, doc.title, document_label(doc), score, evidence, signals,
-                   self._reasons(position, vector) if self.trained else None)
-
-    def _reasons(self, position: int, vector: np.ndarray | None) -> tuple[MemoryReason, ...]:
-        """The training propositions nearest the query among those that cite the document (one per proposition
-        and stance), nearest first."""
-        s = self.searcher
-        if vector is None:
-            return ()
-        rows, cols = s.memory_links
-        linked = rows[cols == position]
-        if not len(linked):
-            return ()
-        sims = s.memory.vectors[linked] @ np.asarray(vector, dtype=np.float32)
-        out: list[MemoryReason] = []
-        seen: set[tuple[str, str]] = set()
-        for i in np.argsort(-sims, kind="stable"):
-            entry = s.memory.entries[int(linked[i])]
-            if (entry.proposition_id, entry.stance) in seen:
-                continue
-            seen.add((entry.proposition_id, entry.stance))
-            out.append(MemoryReason(entry.proposition_id, entry.text, entry.stance, float(sims[i])))
-            if len(out) == REASONS:
-                break
-        return tuple(out)
-
-    def _key(self, word: str) -> str | None:
-        word = word.lower() if self._lower else word
-        return None if word in self._stop else self._stem(word)
+        evidence = Evidence(e.passage, span.start, span.end, passage_text,
+                            tuple(matched_terms(passage_text, keys, self._key)), e.passage_signal, e.passage_score)
+        signals = tuple(SignalScore(name, score, ranks[name]) for name, score in e.signals.items())
+        memory = None if e.reasons is None else tuple(
+            MemoryReason(entry.proposition_id, entry.text, entry.stance, similarity) for entry, similarity in e.reasons)
+        return Hit(rank, scored.doc_id, doc.title, document_label(doc), scored.score, evidence, signals, memory)
 
     def _keys(self, text: str) -> set[str]:
         return term_keys(text, self._key)

@@ -18,6 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                    help="table (terminal), markdown, or json (one object per line); default table")
     b.add_argument("--output", type=Path, help="write here (atomically) instead of printing")
+    b.add_argument("--ray", metavar="ADDRESS", help="a sharded index's shards as actors on this Ray cluster ('local', "
+                   "'auto' or an address; default $CITATOR_RAY, else in this process); needs citator[ray]")
     b.set_defaults(func=run_brief)
 
     u = sub.add_parser("ui", help="a read-only web page: type a proposition, see both stances side by side")
@@ -58,9 +60,10 @@ def run_brief(args: argparse.Namespace) -> int:
     from citator.data.atomic import write_text_atomic
 
     propositions = _propositions(args)
-    index = StanceIndex.open(args.index_dir, cold=True)
+    index = StanceIndex.open(args.index_dir, cold=True, ray=args.ray)
     separator = "\n" if args.format == "json" else "\n\n"
     text = separator.join(render(index.brief(p, args.k), args.format) for p in propositions) + "\n"
+    index.close()
     if args.output is not None:
         write_text_atomic(args.output, text)
     else:

@@ -7,19 +7,26 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from citator.data.atomic import write_jsonl_atomic
-from citator.data.jsonl import iter_jsonl, require_str, require_unique_str
+from citator.data.jsonl import LineSpan, iter_jsonl, require_str, require_unique_str
 from citator.data.records import Document
 from citator.errors import CorpusError
 
 
-def iter_corpus(path: str | Path, *, lenient: bool = False) -> Iterator[Document]:
+def iter_corpus(path: str | Path, *, lenient: bool = False, span: LineSpan | None = None) -> Iterator[Document]:
     """Stream documents, validating each line and refusing duplicate doc_ids.
 
     `lenient` (build.sh) keeps a document with neither title nor text, with a warning: the schema allows it,
-    and refusing it would fail the whole build.
+    and refusing it would fail the whole build. `span`: only the lines of that block of the file (doc ids are
+    then unique within the block; the caller checks the whole corpus's).
     """
+    return (doc for _, doc in iter_numbered_corpus(path, lenient=lenient, span=span))
+
+
+def iter_numbered_corpus(path: str | Path, *, lenient: bool = False, span: LineSpan | None = None
+                         ) -> Iterator[tuple[int, Document]]:
+    """`iter_corpus`, each document with its line number."""
     seen: dict[str, int] = {}
-    for line, obj in iter_jsonl(path, CorpusError):
+    for line, obj in iter_jsonl(path, CorpusError, span):
         doc_id = require_unique_str(obj, "doc_id", seen, path, line, CorpusError)
         # Optional: missing or null is an empty title, anything else is checked as a string.
         title = "" if obj.get("title") is None else require_str(obj, "title", path, line, CorpusError, nonempty=False)
@@ -30,7 +37,7 @@ def iter_corpus(path: str | Path, *, lenient: bool = False) -> Iterator[Document
             print(f'warning: {Path(path).name} line {line} field "text": document has neither title nor text',
                   file=sys.stderr)
         extra = {k: v for k, v in obj.items() if k not in ("doc_id", "title", "text")}
-        yield Document(doc_id, title, text, extra)
+        yield line, Document(doc_id, title, text, extra)
 
 
 def read_corpus(path: str | Path, *, lenient: bool = False) -> list[Document]:

@@ -7,6 +7,7 @@ import gzip
 import json
 import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -49,9 +50,11 @@ def loads(text: str | bytes) -> Any:
         raise json.JSONDecodeError("a number too long to convert", "", 0) from None
 
 
-def iter_jsonl(path: str | Path, error: type[DataError] = DataError) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line_number, object) for each non-blank line; raise `error` on bytes, size or JSON problems."""
-    for line_no, text in iter_text_lines(path, error):
+def iter_jsonl(path: str | Path, error: type[DataError] = DataError, span: LineSpan | None = None
+               ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line_number, object) for each non-blank line (of `span` only, if given); raise `error` on bytes,
+    size or JSON problems."""
+    for line_no, text in iter_text_lines(path, error, span):
         if not text.strip():
             continue
         try:
@@ -111,15 +114,69 @@ def read_json(path: str | Path, error: type[DataError] = DataError) -> Any:
         raise error(path, exc.lineno, f"malformed JSON: {exc.msg} at column {exc.colno}") from None
 
 
-def iter_text_lines(path: str | Path, error: type[DataError] = DataError) -> Iterator[tuple[int, str]]:
-    """Yield (line_number, text) of each line (JSON lines, TREC runs and qrels); raise `error` on a missing or
-    unreadable file, a damaged gzip, a line over MAX_LINE_BYTES or bytes that are not UTF-8."""
+@dataclass(frozen=True)
+class LineSpan:
+    """The lines of a file that start at bytes [start, end), the first of them line number `first_line`: a block
+    of a large file that a reader in another process reads on its own."""
+
+    start: int
+    end: int
+    first_line: int
+
+
+def line_spans(path: str | Path, block_bytes: int, error: type[DataError] = DataError) -> list[tuple[int, int]]:
+    """The file cut into [start, end) byte ranges of about `block_bytes` at line starts (one range for a `.gz`
+    file, which cannot be read from the middle), found by reading one line at each cut."""
     path = Path(path)
     if not path.is_file():
         raise error(path, None, f"file not found: {path}")
-    line_no = 0
+    size = path.stat().st_size
+    if path.suffix == ".gz" or size <= block_bytes:
+        return [(0, size)]
+    cuts = [0]
+    with _open_binary(path, error) as handle, _reading(path, error, lambda: None):
+        for at in range(block_bytes, size, block_bytes):
+            if at <= cuts[-1]:
+                continue
+            handle.seek(at - 1)
+            handle.readline()  # to the start of the next line (at itself, if a line ends at at - 1)
+            if handle.tell() < size:
+                cuts.append(handle.tell())
+    return [(a, b) for a, b in zip(cuts, [*cuts[1:], size])]
+
+
+def count_lines(path: str | Path, start: int, end: int) -> int:
+    """How many lines start in bytes [start, end) of a file whose line starts `start` and `end` are."""
+    count, at = 0, start
+    with Path(path).open("rb") as handle:
+        handle.seek(start)
+        while at < end:
+            chunk = handle.read(min(1 << 24, end - at))
+            if not chunk:
+                break
+            count += chunk.count(b"\n")
+            at += len(chunk)
+            last = chunk[-1:]
+    return count + (at > start and last != b"\n")  # a last line without its newline counts too
+
+
+def iter_text_lines(path: str | Path, error: type[DataError] = DataError, span: LineSpan | None = None
+                    ) -> Iterator[tuple[int, str]]:
+    """Yield (line_number, text) of each line (JSON lines, TREC runs and qrels), or of the lines of `span`; raise
+    `error` on a missing or unreadable file, a damaged gzip, a line over MAX_LINE_BYTES or bytes that are not
+    UTF-8."""
+    path = Path(path)
+    if not path.is_file():
+        raise error(path, None, f"file not found: {path}")
+    line_no = 0 if span is None else span.first_line - 1
+    # A .gz file is one span, read whole (its positions are not the compressed file's).
+    end = None if span is None or path.suffix == ".gz" else span.end
     with _open_binary(path, error) as handle, _reading(path, error, lambda: line_no + 1):
+        if end is not None and span is not None and span.start:
+            handle.seek(span.start)
         while True:
+            if end is not None and handle.tell() >= end:
+                return
             raw = handle.readline(MAX_LINE_BYTES + 1)
             if not raw:
                 return

@@ -144,16 +144,17 @@ class BuildInputs:
 
 
 def prepare_build(corpus_path: Path, index_dir: Path, encoder_path: Path | None, config: RetrievalConfig | None,
-                  artifacts: Artifacts | None, artifacts_optional: bool, min_docs: int = MIN_DOCS) -> BuildInputs:
-    """Read and check what a build needs before any work is done (see build_index)."""
+                  artifacts: Artifacts | None, artifacts_optional: bool, min_docs: int = MIN_DOCS,
+                  read_docs: bool = True) -> BuildInputs:
+    """Read and check what a build needs before any work is done (see build_index). `read_docs=False`: the
+    caller reads the corpus itself (a sharded build on Ray reads it in blocks) and `docs` is empty."""
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path, load_encoder
 
     output_dir(index_dir, make=False)  # a file, a device or a path under a file: refused before any work
-    docs = read_corpus(corpus_path, lenient=True)
-    if len(docs) < min_docs:
-        raise CorpusError(corpus_path, None, f"{len(docs)} documents: run.sh answers every query with top-k "
-                          f"{min_docs} distinct documents (the contract's), so an index needs at least {min_docs}")
+    docs = read_corpus(corpus_path, lenient=True) if read_docs else []
+    if read_docs:
+        check_enough(corpus_path, len(docs), min_docs)
     encoder_path = Path(encoder_path) if encoder_path else default_encoder_path()
     encoder = load_encoder(encoder_path)
     encoder_sha256 = model_fingerprint(encoder_path)
@@ -180,6 +181,12 @@ def prepare_build(corpus_path: Path, index_dir: Path, encoder_path: Path | None,
     if missing:
         raise IndexDirError(f"config weights use {missing}, which need trained artifacts (--artifacts)")
     return BuildInputs(docs, encoder_path, encoder, encoder_sha256, config, artifacts)
+
+
+def check_enough(corpus_path: Path, n_docs: int, min_docs: int = MIN_DOCS) -> None:
+    if n_docs < min_docs:
+        raise CorpusError(corpus_path, None, f"{n_docs} documents: run.sh answers every query with top-k "
+                          f"{min_docs} distinct documents (the contract's), so an index needs at least {min_docs}")
 
 
 @contextlib.contextmanager

@@ -7,7 +7,7 @@ unit count, total length), so its BM25 scores are the ones one index over everyt
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -186,6 +186,10 @@ class LexicalIndex:
     def size(self) -> int:
         return int(self.retriever.scores["num_docs"])
 
+    def term_key(self) -> Callable[[str], str | None]:
+        """A word's key as this index matches it (its stem), or None for a word it never matches (a stopword)."""
+        return term_key(self.tokenizer)
+
     def stem_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each query matched by stem, so an unseen form of an indexed word still scores.
 
@@ -212,3 +216,19 @@ class LexicalIndex:
     def score_all(self, texts: Sequence[str]) -> np.ndarray:
         """float32 (n_queries, n_units) BM25 scores; query words match by stem."""
         return self.score_ids(self.stem_ids(texts))
+
+
+def term_key(tokenizer: Any = None) -> Callable[[str], str | None]:
+    """A word's key under `tokenizer` (default: the one every index is built with): its stem, None for a
+    stopword."""
+    if tokenizer is None:
+        from bm25s.tokenization import Tokenizer
+
+        tokenizer = Tokenizer(stemmer=_stemmer(), stopwords="en")
+    stop, stem, lower = frozenset(tokenizer.stopwords or ()), tokenizer.stemmer, bool(tokenizer.lower)
+
+    def key(word: str) -> str | None:
+        word = word.lower() if lower else word
+        return None if word in stop else stem(word)
+
+    return key

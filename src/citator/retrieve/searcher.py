@@ -123,9 +123,8 @@ class StanceSearcher:
         if self.manifest.shards:
             from citator.errors import IndexDirError
 
-            raise IndexDirError(f"{self.index_dir}: a sharded index ({len(self.manifest.shards)} shards): `citator "
-                                "search`, `citator serve` and citator.shards.open_searcher answer from it; briefs and "
-                                "the research page need an index built without --shards")
+            raise IndexDirError(f"{self.index_dir}: a sharded index ({len(self.manifest.shards)} shards): open it "
+                                "with citator.shards.open_searcher or citator.StanceIndex.open")
         self.config: RetrievalConfig = self.manifest.config
         path = lambda name: self.manifest.path(self.index_dir, name)  # noqa: E731
         # Everything read back is checked against what the build recorded (retrieve/index_files.py).

@@ -1,6 +1,8 @@
 """Building a sharded index: workers (in this process or Ray actors, one encoder each) build one index directory
 per shard, after the whole corpus's BM25 statistics are gathered from them.
 
+On Ray the corpus is read in blocks by Ray Data tasks (shards/read.py) and each builder takes its shards'
+documents from Ray's object store; in this process the corpus is read as one index reads it.
 Round 1: each worker tokenizes its shards' texts and counts their statistics; the coordinator adds them up. Round 2:
 each worker scores its shards' BM25 with the corpus's statistics, encodes their passages and writes each shard.
 The coordinator then writes the corpus's doc ids and the manifest that names the shards, last and atomically.
@@ -27,6 +29,7 @@ from citator.retrieve.index_dir import (
     ShardPart,
     build_lock,
     build_locked,
+    check_enough,
     corpus_links,
     fresh_build,
     lexical_texts,
@@ -36,6 +39,7 @@ from citator.retrieve.index_dir import (
 )
 from citator.retrieve.lexical import CorpusStats, LexicalIndex, Tokenized
 from citator.retrieve.manifest import MANIFEST, Manifest, ShardRef, read_manifest
+from citator.shards.read import documents, read_corpus_blocks
 from citator.shards.search import check_shardable
 from citator.shards.workers import LocalPool, RayPool, connect
 
@@ -48,10 +52,13 @@ class ShardBuilder:
 
         self.encoder = encoder if encoder is not None else load_encoder(Path(encoder_path))
         self._tokens: dict[int, dict[str, Tokenized]] = {}
+        self._docs: dict[int, list[Document]] = {}
 
-    def count(self, shard: int, docs: Sequence[Document], config: RetrievalConfig, artifacts: str | None,
+    def count(self, shard: int, part: Any, config: RetrievalConfig, artifacts: str | None,
               start: int, corpus_ids: Sequence[str], corpus_titles: Sequence[str]) -> dict[str, CorpusStats]:
-        """Round 1: the shard's texts tokenized (kept) and their statistics per lexical index."""
+        """Round 1: the shard's documents (a list, or a dataset of the blocks Ray Data read) and texts tokenized
+        (both kept) and their statistics per lexical index."""
+        docs = self._docs[shard] = documents(part)
         memory = links = None
         if artifacts is not None:
             from citator.retrieve.memory import PropositionMemory
@@ -62,7 +69,7 @@ class ShardBuilder:
         self._tokens[shard] = {name: LexicalIndex.tokenize(t) for name, t in texts.items()}
         return {name: tokens.stats() for name, tokens in self._tokens[shard].items()}
 
-    def build(self, shard: int, docs: Sequence[Document], shard_dir: str, corpus: str, encoder_path: str,
+    def build(self, shard: int, shard_dir: str, corpus: str, encoder_path: str,
               encoder_sha256: str, config: RetrievalConfig, artifacts: str | None, start: int,
               corpus_ids: Sequence[str], corpus_titles: Sequence[str], stats: Mapping[str, CorpusStats],
               progress: bool) -> int:
@@ -70,8 +77,8 @@ class ShardBuilder:
         part = ShardPart(start, corpus_ids, corpus_titles, stats, self._tokens.pop(shard))
         found = read_artifacts(Path(artifacts)) if artifacts is not None else None
         Path(shard_dir).mkdir(parents=True)
-        manifest = build_locked(list(docs), Path(corpus), Path(shard_dir), Path(encoder_path), self.encoder, config,
-                                 progress, found, None, None, encoder_sha256, part)
+        manifest = build_locked(self._docs.pop(shard), Path(corpus), Path(shard_dir), Path(encoder_path),
+                                self.encoder, config, progress, found, None, None, encoder_sha256, part)
         return manifest.n_passages
 
 
@@ -86,42 +93,50 @@ def build_sharded(corpus_path: Path, index_dir: Path, shards: int, encoder_path:
                   workers: int | None = None) -> Manifest:
     """A sharded index of the corpus in `index_dir`: `shards` parts, built by `workers` workers (default: one per
     shard, at most the cluster's CPUs) on the Ray cluster `ray`, or in this process when `ray` is None."""
-    inputs = prepare_build(corpus_path, index_dir, encoder_path, config, artifacts, artifacts_optional)
-    check_shardable(inputs.config)
-    docs = inputs.docs
-    if isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= len(docs):
-        raise ConfigError(f"--shards must be between 1 and the corpus's {len(docs)} documents, got {shards!r}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ConfigError(f"--workers must be a positive number of shard builders, got {workers!r}")
     if workers is not None and ray is None:
         raise ConfigError("--workers sets how many Ray actors build the shards: give --ray too")
-    starts = shard_starts(len(docs), shards)
-    ends = [*starts[1:], len(docs)]
+    # On Ray the corpus is read in blocks by Ray Data tasks (shards/read.py), not by this process.
+    inputs = prepare_build(corpus_path, index_dir, encoder_path, config, artifacts, artifacts_optional,
+                           read_docs=ray is None)
+    check_shardable(inputs.config)
+    began = time.monotonic()
     # Absolute paths: builders may run in other processes, on other machines (which must see the same files).
     corpus = Path(corpus_path).absolute()
+    if ray is None:
+        ids, titles = [d.doc_id for d in inputs.docs], [d.title for d in inputs.docs]
+    else:
+        connect(ray)
+        read = read_corpus_blocks(corpus)
+        ids, titles = read.ids, read.titles
+        check_enough(corpus_path, len(ids))
+        _say(progress, f"{len(ids)} documents read in blocks by Ray Data", began)
+    if isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= len(ids):
+        raise ConfigError(f"--shards must be between 1 and the corpus's {len(ids)} documents, got {shards!r}")
+    starts = shard_starts(len(ids), shards)
+    ends = [*starts[1:], len(ids)]
     art = None if inputs.artifacts is None else str(Path(inputs.artifacts.root).absolute())
-    ids, titles = [d.doc_id for d in docs], [d.title for d in docs]
-    parts = [docs[a:b] for a, b in zip(starts, ends)]
-    began = time.monotonic()
+    parts = [inputs.docs[a:b] for a, b in zip(starts, ends)] if ray is None else read.parts(starts)
     with build_lock(index_dir) as where, fresh_build(where) as tmp:
         pool = _builders(inputs, shards, ray, workers)
         try:  # closed before fresh_build cleans up: no builder writes into a folder being removed
             n_workers = len(pool.workers)
+            shared_ids, shared_titles = ids, titles
             if isinstance(pool, RayPool):
                 import ray as ray_module
 
                 # Put once in the object store: every call reads the same copies.
-                ids, titles = ray_module.put(ids), ray_module.put(titles)  # type: ignore[assignment]
-                parts = [ray_module.put(p) for p in parts]  # type: ignore[misc]
-            counts = pool.run([(s % n_workers, "count", (s, parts[s], inputs.config, art, starts[s], ids, titles))
-                               for s in range(shards)])
+                shared_ids, shared_titles = ray_module.put(ids), ray_module.put(titles)  # type: ignore[assignment]
+            counts = pool.run([(s % n_workers, "count", (s, parts[s], inputs.config, art, starts[s], shared_ids,
+                                                         shared_titles)) for s in range(shards)])
             stats = {name: CorpusStats.total(c[name] for c in counts) for name in counts[0]}
             _say(progress, f"{shards} shards tokenized by {n_workers} builder{'s' * (n_workers > 1)}; corpus "
                            "statistics gathered", began)
             names = [f"shards/{s:03d}" for s in range(shards)]
             passages = pool.run([(s % n_workers, "build", (
-                s, parts[s], str(tmp / names[s]), str(corpus), str(inputs.encoder_path.absolute()),
-                inputs.encoder_sha256, inputs.config, art, starts[s], ids, titles, stats, progress and n_workers == 1))
+                s, str(tmp / names[s]), str(corpus), str(inputs.encoder_path.absolute()), inputs.encoder_sha256,
+                inputs.config, art, starts[s], shared_ids, shared_titles, stats, progress and n_workers == 1))
                 for s in range(shards)])
         finally:
             pool.close()
@@ -133,13 +148,13 @@ def build_sharded(corpus_path: Path, index_dir: Path, shards: int, encoder_path:
             if (shard.n_docs, shard.n_passages) != (ref.n_docs, ref.n_passages):
                 raise IndexDirError(f"{tmp / ref.name}: the shard's builder wrote {shard.n_docs} documents, "
                                     f"not {ref.n_docs}; the build is abandoned")
-        (tmp / "doc_ids.json").write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
+        (tmp / "doc_ids.json").write_text(json.dumps(ids), encoding="utf-8")
         # The manifest records the files of its own: the corpus's ids and each shard's manifest, which records (and
         # has checked when its shard is loaded) every file of its shard.
         own = {name: {"bytes": (tmp / name).stat().st_size, "sha256": sha256_file(tmp / name)}
                for name in ["doc_ids.json", *(f"{ref.name}/{MANIFEST}" for ref in refs)]}
         manifest = Manifest(
-            corpus_sha256=sha256_file(corpus), n_docs=len(docs), n_passages=sum(passages),
+            corpus_sha256=sha256_file(corpus), n_docs=len(ids), n_passages=sum(passages),
             encoder_path=str(inputs.encoder_path.absolute()), encoder_id=inputs.encoder.model_id,
             config=inputs.config, citator_version=citator.__version__, built_at=time.time(), data_dir=tmp.name,
             artifacts_path=art, artifacts_sha256=None if art is None else sha256_file(Path(art) / "manifest.json"),
@@ -151,7 +166,6 @@ def build_sharded(corpus_path: Path, index_dir: Path, shards: int, encoder_path:
 def _builders(inputs: Any, shards: int, ray: str | None, workers: int | None) -> LocalPool | RayPool:
     if ray is None:
         return LocalPool([ShardBuilder(str(inputs.encoder_path), inputs.encoder)])
-    connect(ray)
     import ray as ray_module
 
     nodes = [(int(node["Resources"].get("CPU", 0)), int(node["Resources"].get("GPU", 0)))

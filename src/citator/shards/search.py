@@ -21,9 +21,11 @@ from typing import Any
 import numpy as np
 
 from citator.data.queries import cut_for_search
-from citator.data.records import Query, ResultLine, ScoredDoc
+from citator.data.records import Document, Query, ResultLine, ScoredDoc
 from citator.errors import ConfigError, IndexDirError
 from citator.retrieve.config import RetrievalConfig
+from citator.retrieve.documents import DocumentStore
+from citator.retrieve.explain import Explanation, QueryView, count_above, explain
 from citator.retrieve.fusion import best_n, interpolate, top_k, topn_bounds
 from citator.retrieve.index_files import load_doc_ids, verify_digests
 from citator.retrieve.late_interaction import DEPTH as LATE_DEPTH
@@ -59,10 +61,12 @@ class ShardCandidates:
 
 
 class ShardWorker:
-    """One shard, loaded from its index directory: its signals for a batch and its best candidates."""
+    """One shard, loaded from its index directory: its signals for a batch, its best candidates, and what it can
+    say of the documents it holds (a brief's evidence)."""
 
     def __init__(self, shard_dir: str) -> None:
-        self.searcher = StanceSearcher(shard_dir, encoders=False)
+        s = self.searcher = StanceSearcher(shard_dir, encoders=False)
+        self.documents = DocumentStore(s.index_dir / s.manifest.data_dir, s.doc_ids)
         self._pending: dict[str, dict[str, np.ndarray]] = {}
 
     def describe(self) -> dict[str, Any]:
@@ -96,6 +100,30 @@ class ShardWorker:
             late = late_scores(encoded.tokens, idx, s.late_store)
         values = gather_candidates(signals, s.years, idx, citations=s.citations, late=late, bounds=bounds)
         return ShardCandidates(idx, scores, values)
+
+
+    def document(self, position: int) -> Document:
+        return self.documents.get(position)
+
+    def explain(self, key: str, queries: Sequence[Query], encoded: EncodedQueries, names: Sequence[str],
+                hits: Sequence[Sequence[int]]) -> list[list[tuple[Document, Explanation]]]:
+        """Round 1 of an explanation: per query, the documents at `hits` (this shard's positions) explained, with
+        this batch's signals kept for round 2 of batch `key`."""
+        signals = self.searcher.signal_matrices(queries, names, encoded)
+        self._pending = {key: signals}
+        out = []
+        for i, (query, positions) in enumerate(zip(queries, hits)):
+            view = QueryView(query.text, {n: m[i] for n, m in signals.items()},
+                             None if encoded.vectors is None else encoded.vectors[i],
+                             None if encoded.base is None else encoded.base[i])
+            out.append([(self.documents.get(p), e) for p, e in zip(positions, explain(self.searcher, view, positions))])
+        return out
+
+    def count_above(self, key: str, queries: Sequence[Query], encoded: EncodedQueries, names: Sequence[str],
+                    values: Sequence[Mapping[str, Sequence[float]]]) -> list[dict[str, list[int]]]:
+        """Round 2: per query and signal, how many of this shard's documents score above each of `values`."""
+        signals = self._pending.pop(key, None) or self.searcher.signal_matrices(queries, names, encoded)
+        return [count_above({n: m[i] for n, m in signals.items()}, v) for i, v in enumerate(values)]
 
 
 def _take(values: CandidateValues, order: np.ndarray) -> CandidateValues:
@@ -205,7 +233,7 @@ class ShardedSearcher:
                ) -> list[ResultLine]:
         """Top-k distinct documents per query, as one index over the whole corpus answers."""
         if on_batch is not None:
-            raise ConfigError("a sharded index does not show a search's signals (briefs need one index)")
+            raise ConfigError("a sharded index does not show a search's signals: its explain() says what ranked each hit")
         queries = cut_for_search(queries)
         # Batches as one index cuts them (the encoder's floats depend on a batch's shape in their last bits).
         batch_size = max(1, min(batch_size, MAX_BATCH_CELLS // max(self.manifest.n_passages, 1)))
@@ -237,6 +265,54 @@ class ShardedSearcher:
         idx, scores = idx[:, :k], scores[:, :k]
         return [ResultLine(q.query_id, tuple(ScoredDoc(self.doc_ids[i], s) for i, s in zip(row, row_scores)))
                 for q, row, row_scores in zip(queries, idx.tolist(), np.asarray(scores, dtype=np.float64).tolist())]
+
+    def document(self, position: int) -> Document:
+        """The document at `position` of the corpus, read from the shard that holds it."""
+        shard = self._shard_of(position)
+        return self.pool.run([(shard, "document", (position - self.starts[shard],))])[0]
+
+    def _shard_of(self, position: int) -> int:
+        return int(np.searchsorted(self.starts, position, side="right")) - 1
+
+    def explain(self, queries: Sequence[Query], results: Sequence[ResultLine]
+                ) -> list[list[tuple[Document, Explanation, dict[str, int]]]]:
+        """Per query, each of its `results` (a search of these `queries`) with its document, its explanation from
+        the shard that holds it, and its rank under each signal over the whole corpus."""
+        queries = cut_for_search(queries)
+        shards = range(len(self.manifest.shards))
+        key = uuid.uuid4().hex
+        encoded = self.encode(queries)
+        if self.manifest.artifacts_path is not None and encoded.vectors is None:
+            # The ranking read no fine-tuned signal; the training propositions that cite a hit are still shown.
+            vectors = self._finetuned.encode_queries([q.text for q in queries], [q.stance for q in queries])
+            encoded = EncodedQueries(vectors, None, encoded.base)
+        places = [[self.positions[d.doc_id] for d in line.results] for line in results]
+        owner = [[self._shard_of(p) for p in row] for row in places]
+        hits = [[[p - self.starts[w] for p, o in zip(row, owned) if o == w] for row, owned in zip(places, owner)]
+                for w in shards]
+        told = self.pool.run([(w, "explain", (key, queries, encoded, self.names, hits[w])) for w in shards])
+        # Each query's hits in its ranking's order, from the shards that explained them.
+        found = []
+        for q, owned in enumerate(owner):
+            taken = [iter(told[w][q]) for w in shards]
+            found.append([next(taken[o]) for o in owned])
+        values = [{n: [e.signals[n] for _, e in row] for n in self.names} for row in found]
+        counts = self.pool.run([(w, "count_above", (key, queries, encoded, self.names, values)) for w in shards])
+        return [[(doc, e, {n: 1 + sum(counts[w][q][n][i] for w in shards) for n in e.signals})
+                 for i, (doc, e) in enumerate(row)] for q, row in enumerate(found)]
+
+    @cached_property
+    def positions(self) -> dict[str, int]:
+        """Each document's position in the corpus, by doc id."""
+        return {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
+
+    @cached_property
+    def _finetuned(self):  # type: ignore[no-untyped-def]
+        """The fine-tuned query encoder, for an explanation's memory reasons where the ranking does not use it."""
+        if self.ft_encoder is not None:
+            return self.ft_encoder
+        first_dir, first = self._first
+        return query_encoder(first_dir, first, first.path(first_dir, FINETUNED_ENCODER), "finetuned", self._cold)
 
     def _ranked(self, queries: Sequence[Query], base: np.ndarray, values: CandidateValues, n: int) -> np.ndarray:
         """The learned ranker's scores of the first `n` merged candidates (in (1, 2)), the interpolation's below
