@@ -166,6 +166,7 @@ def test_ray_data_reads_the_corpus_in_blocks_as_one_reader_does(cluster: str, sm
         parts = read.parts([0, 7, 30])
         assert [d for part in parts for d in read_module.documents(part)] == expected
         assert [len(read_module.documents(part)) for part in parts] == [7, 23, len(expected) - 30]
+        assert [read_module.documents(part) for part in read.parts([0])] == [expected]  # one shard
     finally:
         read_module.BLOCK_BYTES = saved
 

@@ -12,6 +12,7 @@ repeats across blocks.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,8 @@ class ReadCorpus:
 
     def parts(self, starts: Sequence[int]) -> list[Any]:
         """The documents of each contiguous part beginning at `starts` (the first at 0), as datasets."""
+        if len(starts) == 1:  # Ray Data splits at one index or more
+            return [self.dataset]
         return list(self.dataset.split_at_indices(list(starts[1:])))
 
 
@@ -44,6 +47,8 @@ def read_corpus_blocks(path: Path, lenient: bool = True) -> ReadCorpus:
     raises them."""
     import ray.data
 
+    # Ray Data reports each dataset's execution on the console: a build prints its own progress instead.
+    logging.getLogger("ray.data").setLevel(logging.ERROR)
     context = ray.data.DataContext.get_current()
     context.execution_options.preserve_order = True  # the corpus's order is the index's
     context.enable_progress_bars = False
