@@ -59,7 +59,7 @@ def test_a_documents_vector_does_not_depend_on_its_batch(minilm_dir: Path) -> No
     together = encoder.encode_documents(passages)
     split = np.concatenate([encoder.encode_documents(passages[:37]), encoder.encode_documents(passages[37:])])
     alone = np.stack([encoder.encode_documents([p])[0] for p in passages[::9]])
-    # Equal to the bit where the CPU's matrix kernels do not depend on the batch's rows (AMD EPYC here); other CPUs'
-    # kernels (an Intel Xeon) move a component by about an ulp (1.3e-7 measured), far inside the 1e-5 of parity.
+    # Equal to the bit under the tests' MKL_CBWR=AUTO,STRICT (conftest.py); a user's Intel CPU without it may round
+    # by a buffer's alignment (1.3e-7 measured on a Xeon), far inside the 1e-5 of parity.
     assert float(np.abs(together - split).max()) <= 1e-6
     assert float(np.abs(together[::9] - alone).max()) <= 1e-6
