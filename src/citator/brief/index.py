@@ -60,7 +60,8 @@ class StanceIndex:
         """`documents`: one index's copy of its corpus (a sharded index's shards read their own)."""
         self.searcher = searcher
         self.documents = documents
-        self.positions = {doc_id: i for i, doc_id in enumerate(searcher.doc_ids)}
+        self.positions = (searcher.positions if isinstance(searcher, ShardedSearcher)
+                          else {doc_id: i for i, doc_id in enumerate(searcher.doc_ids)})
         config = searcher.config
         self.spec = PassageSpec(config.passage_words, config.passage_overlap)
         self._key = (searcher.lexical_passage.term_key() if isinstance(searcher, StanceSearcher) else term_key())

@@ -152,8 +152,9 @@ def prepare_build(corpus_path: Path, index_dir: Path, encoder_path: Path | None,
     from citator.models.load import default_encoder_path, load_encoder
 
     output_dir(index_dir, make=False)  # a file, a device or a path under a file: refused before any work
-    docs = read_corpus(corpus_path, lenient=True) if read_docs else []
+    docs: list[Document] = []
     if read_docs:
+        docs = read_corpus(corpus_path, lenient=True)
         check_enough(corpus_path, len(docs), min_docs)
     encoder_path = Path(encoder_path) if encoder_path else default_encoder_path()
     encoder = load_encoder(encoder_path)

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from citator.data.corpus import iter_numbered_corpus
-from citator.data.jsonl import LineSpan, count_lines, line_spans
+from citator.data.jsonl import LineSpan, count_lines, line_spans, require_unique_str
 from citator.data.records import Document
-from citator.errors import CitatorError, CorpusError, DataError
+from citator.errors import CorpusError, DataError
 
 # Bytes of corpus per read task: large enough that a task's start-up is noise, small enough to spread a corpus.
 BLOCK_BYTES = 64 << 20
@@ -57,16 +57,16 @@ def read_corpus_blocks(path: Path, lenient: bool = True) -> ReadCorpus:
     # Every block's first line number: the lines of the blocks before it, counted by tasks (the last is not needed).
     firsts = [1]
     if len(spans) > 1:
-        counted = _run(lambda: ray.data.from_items([{"start": a, "end": b} for a, b in spans[:-1]],
-                                                   override_num_blocks=len(spans) - 1)
-                       .map(lambda row: {"lines": count_lines(path, row["start"], row["end"])}).take_all())
+        counted = (ray.data.from_items([{"start": a, "end": b} for a, b in spans[:-1]],
+                                       override_num_blocks=len(spans) - 1)
+                   .map(lambda row: {"lines": count_lines(path, row["start"], row["end"])}).take_all())
         for row in counted:
             firsts.append(firsts[-1] + int(row["lines"]))
     blocks = [{"start": a, "end": b, "first_line": f} for (a, b), f in zip(spans, firsts)]
-    dataset = _run(lambda: ray.data.from_items(blocks, override_num_blocks=len(blocks))
-                   .flat_map(lambda row: _rows(path, LineSpan(row["start"], row["end"], row["first_line"]), lenient))
-                   .materialize())
-    heads = _run(lambda: dataset.select_columns(["doc_id", "title", "line", "error"]).take_all())
+    dataset = (ray.data.from_items(blocks, override_num_blocks=len(blocks))
+               .flat_map(lambda row: _rows(path, LineSpan(row["start"], row["end"], row["first_line"]), lenient))
+               .materialize())
+    heads = dataset.select_columns(["doc_id", "title", "line", "error"]).take_all()
     if not heads:
         raise CorpusError(path, None, "corpus has no documents")
     seen: dict[str, int] = {}
@@ -74,10 +74,7 @@ def read_corpus_blocks(path: Path, lenient: bool = True) -> ReadCorpus:
         if row["error"]:
             reason, field = json.loads(row["error"])
             raise CorpusError(path, row["line"] or None, reason, field=field)
-        if row["doc_id"] in seen:
-            raise CorpusError(path, row["line"], f'duplicate doc_id "{row["doc_id"]}" (first on line '
-                                                 f'{seen[row["doc_id"]]})', field="doc_id")
-        seen[row["doc_id"]] = row["line"]
+        require_unique_str(row, "doc_id", seen, path, row["line"], CorpusError)  # each block checked its own
     return ReadCorpus([r["doc_id"] for r in heads], [r["title"] for r in heads], dataset)
 
 
@@ -102,15 +99,3 @@ def _rows(path: Path, span: LineSpan, lenient: bool) -> list[dict[str, Any]]:
                      "error": json.dumps([exc.reason, exc.field])})
     return rows
 
-
-def _run(work):  # type: ignore[no-untyped-def]
-    """Ray Data's result; an error a task raised from citator's readers is re-raised as itself (one line)."""
-    try:
-        return work()
-    except Exception as exc:  # noqa: BLE001 - Ray wraps a task's error in its own types; find ours inside
-        cause: BaseException | None = exc
-        while cause is not None:
-            if isinstance(cause, CitatorError) and type(cause).__module__.startswith("citator"):
-                raise cause from None
-            cause = getattr(cause, "cause", None) or cause.__cause__
-        raise

@@ -101,7 +101,6 @@ class ShardWorker:
         values = gather_candidates(signals, s.years, idx, citations=s.citations, late=late, bounds=bounds)
         return ShardCandidates(idx, scores, values)
 
-
     def document(self, position: int) -> Document:
         return self.documents.get(position)
 
