@@ -147,13 +147,13 @@ def main() -> None:
     parser.add_argument("--artifacts", type=Path, help="trained artifacts to build the index with (default: none)")
     args = parser.parse_args()
     from citator.workloads.stance import build, start_server, stop_server
-    from citator.retrieve.artifacts import read_artifacts
+    from citator.retrieve.model import StanceModel
 
     WORK.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()[0]  # other work on the machine slows every timing here; it is reported beside them
     index = WORK / "index"
     if not args.reuse:
-        build(args.corpus, index, serve=True, artifacts=read_artifacts(args.artifacts) if args.artifacts else None)
+        build(args.corpus, index, serve=True, artifacts=StanceModel.load(args.artifacts) if args.artifacts else None)
     else:
         start_server(index)
     queries = batch(args.queries)

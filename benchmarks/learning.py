@@ -97,11 +97,10 @@ def systems(searcher, queries) -> dict[str, np.ndarray]:  # type: ignore[no-unty
     }
 
 
-def best_on_dev(manifest: dict) -> float:  # type: ignore[type-arg]
-    """The stance-contrast weight with the best dev strict NDCG@10 in a manifest's `stance_contrast_dev` table (the
-    smaller on a tie; 0 when dev chose nothing), citator train's own rule."""
-    table = [v for v in (manifest.get("stance_contrast_dev") or {}).values() if isinstance(v, dict)]
-    return float(max(table, key=lambda v: v["strict_ndcg@10"])["weight"]) if table else 0.0
+def best_on_dev(model) -> float:  # type: ignore[no-untyped-def]
+    """The stance-contrast weight with the best dev strict NDCG@10 that training reported (0 when dev chose
+    nothing); no build takes it."""
+    return float(model.report["stance_contrast"]["best_on_dev"])
 
 
 def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> dict:  # type: ignore[type-arg]
@@ -109,7 +108,8 @@ def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> di
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path
     from citator.retrieve.fusion import top_k
-    from citator.retrieve.index_dir import reusable_passages, training_passage_files
+    from citator.learn.passage_cache import reusable_passages, training_passage_files
+    from citator.retrieve.model import StanceModel
     from citator.retrieve.searcher import StanceSearcher
 
     folder = DATA / name
@@ -124,13 +124,13 @@ def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> di
             if (base_index / "manifest.json").is_file():
                 args += ["--base-index", str(base_index)]
             citator(*args)
-    manifest = json.loads((artifacts / "manifest.json").read_text())
-    out["training_seconds"] = manifest["timings"]["total_seconds"]
+    model = StanceModel.load(artifacts)
+    out["training_seconds"] = model.report["timings"]["total_seconds"]
     # A resumed `citator train` reuses finished encoders: its time is not a from-scratch training time.
-    out["training_reused_encoders"] = manifest["timings"].get("reused_encoders", 0)
+    out["training_reused_encoders"] = model.report["timings"].get("reused_encoders", 0)
     out["artifact_bytes"] = dir_size(artifacts) - (dir_size(artifacts / "work") if (artifacts / "work").exists() else 0)
-    out["dev_ndcg@10"] = manifest["dev_ndcg@10"]
-    out["chosen_fusion"] = manifest["fusion"]
+    out["dev_ndcg@10"] = model.report["dev_ndcg@10"]
+    out["chosen_fusion"] = model.fusion
 
     index = WORK / "learning" / name / "index"
     encoder_sha256 = model_fingerprint(default_encoder_path())
@@ -149,10 +149,9 @@ def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> di
         # artifacts takes them from the index already there (a fresh build's numbers, the vectors rounded to float16
         # as the index stores them). The server must start: a warm timing must not be an in-process one.
         from citator.workloads.stance import build, start_server
-        from citator.retrieve.artifacts import read_artifacts
 
         start = time.perf_counter()
-        build(folder / "corpus.jsonl", index, artifacts=read_artifacts(artifacts), passage_vectors=reused[0],
+        build(folder / "corpus.jsonl", index, artifacts=model, passage_vectors=reused[0],
               passage_tokens=reused[1], serve=False)
         start_server(index)
         out["build_seconds"] = time.perf_counter() - start
@@ -170,8 +169,8 @@ def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> di
     # both ways): the stance contrast at the weight that scored best on dev, and the refuter slots, a
     # CaseFacts-specific prior.
     shipped = searcher.config
-    weight = best_on_dev(manifest)
-    out["stance_contrast"] = {"opt_in_weight": weight, "dev": manifest.get("stance_contrast_dev")}
+    weight = best_on_dev(model)
+    out["stance_contrast"] = {"opt_in_weight": weight, "dev": model.report["stance_contrast"]["dev"]}
     searcher.config = dataclasses.replace(shipped, stance_contrast=weight)
     runs[f"+ opt-in stance contrast ({weight:g})"] = {r.query_id: r.doc_ids for r in searcher.search(test, 10)}
     searcher.config = dataclasses.replace(shipped, refuter_slots=10)

@@ -27,6 +27,7 @@ import numpy as np
 
 from citator.data import Query, read_corpus, read_ground_truth, read_queries, write_json_atomic
 from citator.evaluate import per_query
+from citator.retrieve.model import StanceModel
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "benchmarks" / "work"
@@ -93,7 +94,7 @@ def cached_passages(name: str, artifacts: Path):  # type: ignore[no-untyped-def]
     from citator.data.hashing import sha256_file
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path
-    from citator.retrieve.index_dir import training_passage_files
+    from citator.learn.passage_cache import training_passage_files
     from citator.retrieve.late_interaction import TokenStore
 
     files = training_passage_files(artifacts / "work", sha256_file(DATA / name / "corpus.jsonl"),
@@ -106,7 +107,6 @@ def index(name: str, artifacts: Path, trained_index: bool, encode: bool) -> Path
     cached (the same numbers a build would encode); without them it encodes the corpus, or with `encode` False
     gives None."""
     from citator.workloads.stance import build
-    from citator.retrieve.artifacts import read_artifacts
 
     path = WORK / "fresh" / name / ("trained" if trained_index else "untrained")
     if not (path / "manifest.json").is_file():
@@ -114,7 +114,7 @@ def index(name: str, artifacts: Path, trained_index: bool, encode: bool) -> Path
         if vectors is None and not encode:
             return None
         build(DATA / name / "corpus.jsonl", path, serve=False, passage_vectors=vectors, passage_tokens=tokens,
-              artifacts=read_artifacts(artifacts) if trained_index else None)
+              artifacts=StanceModel.load(artifacts) if trained_index else None)
     return path
 
 
@@ -185,8 +185,8 @@ def main() -> None:
     if not args.untrained_only:
         tuned_cf = StanceSearcher(index("casefacts", cf_art, True, True))
         tuned_cl = StanceSearcher(index("climate-fever", cl_art, True, True))
-        cf_manifest = json.loads((cf_art / "manifest.json").read_text())
-        contrast_cf = best_on_dev(cf_manifest)
+        cf_model = StanceModel.load(cf_art)
+        contrast_cf = best_on_dev(cf_model)
         variants = {"citator trained (train's defaults)": {},
                     f"citator trained + opt-in stance contrast {contrast_cf:g} (CaseFacts dev's best)":
                         {"stance_contrast": contrast_cf},
@@ -194,14 +194,15 @@ def main() -> None:
                         {"refuter_slots": OPT_IN_SLOTS}}
         cf_runs = runs(tuned_cf, cf_sets["CaseFacts test"] + fresh_q, variants)
         cl_runs = runs(tuned_cl, cl_q, variants)
-        dev_trained = cf_manifest["dev_ndcg@10"]
+        dev_trained = cf_model.report["dev_ndcg@10"]
         for label in variants:
             row(label, {"CaseFacts test": cf_runs[label]}, cf_runs[label], cl_runs[label])
             # The chosen fusion is the best on dev; the manifest keeps every candidate's dev figure.
-            table[label]["CaseFacts dev"] = max(v for v in dev_trained.values() if isinstance(v, (int, float)))
-        report["casefacts_artifacts"] = {"path": str(cf_art), "fusion": cf_manifest["fusion"],
-                                         "stance_contrast": contrast_cf, "finetune": cf_manifest.get("finetune"),
-                                         "stance_contrast_dev": cf_manifest.get("stance_contrast_dev"),
+            table[label]["CaseFacts dev"] = max(v for k, v in dev_trained["fusions"].items()
+                                                if k != "untrained_hybrid")
+        report["casefacts_artifacts"] = {"path": str(cf_art), "fusion": cf_model.fusion,
+                                         "stance_contrast": contrast_cf, "finetune": cf_model.report["finetune"],
+                                         "stance_contrast_dev": cf_model.report["stance_contrast"]["dev"],
                                          "dev_ndcg@10": dev_trained}
         report["climate_fever_artifacts"] = {"path": str(cl_art)}
     # A cell this run could not measure is null (JSON has no NaN).

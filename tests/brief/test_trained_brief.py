@@ -24,7 +24,7 @@ def trained_index(small_stance_set: dict[str, Path], small_artifacts: Path,
 def test_reasons_are_the_nearest_citing_propositions(trained_index: Path, small_stance_set: dict[str, Path]) -> None:
     index = StanceIndex.open(trained_index)
     assert index.trained
-    memory = index.searcher.memory
+    memory = index.searcher.learned.memory
     cites = {}
     for entry in memory.entries:
         for doc_id in entry.doc_ids:

@@ -173,19 +173,20 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     art = tmp_path / "artifacts"
     assert main(["train", "--corpus", str(small_stance_set["corpus"]), "--queries", str(queries),
                  "--ground-truth", str(gt), "--out", str(art), "--epochs", "1"]) == 0
-    manifest = json.loads((art / "manifest.json").read_text())
-    assert manifest["fusion"] in ("interpolate", "learned")
-    assert set(manifest["dev_ndcg@10"]) >= {"bm25", "dense", "ft_dense", "memory_max", "doc_embedding", "bm25_expanded",
-                                            "learned fusion (2-fold CV on dev)",
-                                            "LambdaMART (fitted on train, out-of-fold)"}
+    from citator.retrieve.model import StanceModel
+
+    model = StanceModel.load(art)
+    assert model.complete and model.fusion in ("interpolate", "learned")
+    dev = model.report["dev_ndcg@10"]
+    assert set(dev["signals"]) >= {"bm25", "dense", "ft_dense", "memory_max", "doc_embedding", "bm25_expanded"}
+    assert set(dev["fusions"]) == {"untrained_hybrid", "interpolation", "linear_cv", "lambdamart_out_of_fold"}
     # The fusion is the one that scored best on dev, and the shipped ranker is that one.
-    dev = manifest["dev_ndcg@10"]
-    by_ranker = {"none": dev["interpolation (tuned on dev)"], "linear": dev["learned fusion (2-fold CV on dev)"],
-                 "lambdamart": dev["LambdaMART (fitted on train, out-of-fold)"]}
-    assert by_ranker[manifest["ranker"]] == max(by_ranker.values())
-    assert manifest["fusion"] == ("interpolate" if manifest["ranker"] == "none" else "learned")
+    by_ranker = {"none": dev["fusions"]["interpolation"], "linear": dev["fusions"]["linear_cv"],
+                 "lambdamart": dev["fusions"]["lambdamart_out_of_fold"]}
+    assert by_ranker[model.ranker] == max(by_ranker.values())
+    assert model.fusion == ("interpolate" if model.ranker == "none" else "learned")
     shipped = load_ranker(art / "ranker.json")
-    assert isinstance(shipped, TreeRanker if manifest["ranker"] == "lambdamart" else LinearRanker)
+    assert isinstance(shipped, TreeRanker if model.ranker == "lambdamart" else LinearRanker)
     # The out-of-fold features came from encoders fine-tuned on exactly the other fold's train queries.
     train_q, train_qrels = load_labeled([(queries, gt)], "train")
     doc_ids = [d.doc_id for d in read_corpus(small_stance_set["corpus"])]
@@ -196,7 +197,7 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
         fold = json.loads((art / "work" / "folds" / f"fold-{f}" / "encoder" / "citator_finetune.json").read_text())
         others = [q for q, k in zip(train_q, fold_of) if k != f]
         assert fold["examples_sha256"] == _examples_hash(query_examples(others, train_qrels, doc_ids))
-    assert "dense" not in manifest["weights"]  # superseded by ft_dense: searches encode each query once
+    assert "dense" not in model.weights  # superseded by ft_dense: searches encode each query once
     # The manifest reports the stance-contrast weight that scored best on dev's two both-stance propositions
     # (smallest on a tie) unless the chosen ranker was fitted on dev itself; no build takes it.
     # Never the refuter slots (a CaseFacts-specific prior, opt-in by --config only): the manifest has no number for
@@ -208,13 +209,13 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     doc_ids = [d.doc_id for d in read_corpus(small_stance_set["corpus"])]
     links = shipped_memory.link(doc_ids, titles)
     assert contrast.known_refuters(citation_counts(shipped_memory, links, len(doc_ids))).any()
-    assert "refuter_slots" not in manifest
-    table = manifest["stance_contrast_dev"]
-    assert manifest["ranker"] != "linear"  # else no weight would be chosen (test_contrast covers that skip)
+    assert "refuter_slots" not in json.dumps(model.to_json())
+    table = model.report["stance_contrast"]["dev"]
+    assert model.ranker != "linear"  # else no weight would be chosen (test_contrast covers that skip)
     assert set(table) == {f"{w:g}" for w in contrast.GRID} and table["0"]["queries"] == 4
     best = max(v["strict_ndcg@10"] for v in table.values())
     first = next(table[f"{w:g}"] for w in contrast.GRID if table[f"{w:g}"]["strict_ndcg@10"] == best)
-    assert manifest["stance_contrast_best_on_dev"] == first["weight"] and "stance_contrast" not in manifest
+    assert model.report["stance_contrast"]["best_on_dev"] == first["weight"]
     # The fine-tuned MiniLM carries its learned stance instructions and applies them.
     saved_format = json.loads((art / "encoder" / QUERY_FORMAT_FILE).read_text())
     assert saved_format["query_prefixes"] == QUERY_PREFIXES
@@ -224,7 +225,7 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     props = {split: {r["proposition_id"] for r in rows if r["split"] == split} for split in ("train", "dev")}
     memory_props = [e["proposition_id"] for e in map(json.loads, (art / "memory" / "memory.jsonl").open())]
     assert set(memory_props) == props["train"] | props["dev"]
-    assert manifest["training"]["memory_entries_from_dev"] == sum(p in props["dev"] for p in memory_props) > 0
+    assert model.report["training"]["memory_entries_from_dev"] == sum(p in props["dev"] for p in memory_props) > 0
     assert len(np.load(art / "memory" / "memory_vectors.npy")) == len(memory_props)
 
     # A rerun with the same inputs and settings reuses the finished encoder (resume); other settings retrain it.
@@ -232,16 +233,16 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     before = weights.stat().st_mtime_ns
     train_args = ["train", "--corpus", str(small_stance_set["corpus"]), "--queries", str(queries),
                   "--ground-truth", str(gt), "--out", str(art), "--epochs", "1"]
-    assert manifest["timings"]["reused_encoders"] == 0
+    assert model.report["timings"]["reused_encoders"] == 0
     assert main(train_args) == 0 and weights.stat().st_mtime_ns == before
-    rerun = json.loads((art / "manifest.json").read_text())
-    assert rerun["complete"] is True and rerun["timings"]["reused_encoders"] == 3  # the full one and both folds'
+    rerun = StanceModel.load(art)
+    assert rerun.complete and rerun.report["timings"]["reused_encoders"] == 3  # the full one and both folds'
     assert main([*train_args[:-1], "2"]) == 0 and weights.stat().st_mtime_ns != before
-    assert json.loads((art / "manifest.json").read_text())["timings"]["reused_encoders"] == 0
+    assert StanceModel.load(art).report["timings"]["reused_encoders"] == 0
     # --memory-train-only keeps dev out of the memory (the encoders are reused: the same settings as just now).
     assert main([*train_args[:-1], "2", "--memory-train-only"]) == 0
     assert {e["proposition_id"] for e in map(json.loads, (art / "memory" / "memory.jsonl").open())} == props["train"]
-    assert "memory_entries_from_dev" not in json.loads((art / "manifest.json").read_text())["training"]
+    assert "memory_entries_from_dev" not in StanceModel.load(art).report["training"]
 
     index = tmp_path / "index"
     # The build takes the base passages training left in artifacts/work (same corpus, same encoder): it encodes
@@ -272,8 +273,8 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     assert read_manifest(index).artifacts_path == str(art.absolute())
     searcher = StanceSearcher(index)
     assert {"memory_max", "doc_embedding", "bm25_expanded"} <= set(searcher.available_signals())
-    assert searcher.lexical_expanded is not None
-    assert searcher.doc_vectors is not None and searcher.doc_vectors.shape[0] == len(searcher.doc_ids)
+    assert searcher.learned is not None and searcher.learned.expanded is not None
+    assert searcher.learned.doc_vectors is not None and searcher.learned.doc_vectors.shape[0] == len(searcher.doc_ids)
     assert "dense" not in searcher.needed_signals()
     # The ranker reads late interaction, so the index holds every document's content tokens and searches use them.
     assert searcher.ranker is not None and "maxsim:raw" in searcher.ranker.features
@@ -308,11 +309,12 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     # Refuter slots, when a --config file turns them on: the memory's known refuters take the first places of every
     # both-stance refuted answer and leave those of the supported ones; `all` answers do not move. (This memory is train's, which asks nothing
     # both ways: three documents are made refuters by hand.)
-    assert not contrast.known_refuters(searcher.citations).any()
+    assert not contrast.known_refuters(searcher.learned.citations).any()
     paired = np.zeros(len(searcher.doc_ids), dtype=np.float32)
     paired[[1, 4, 7]] = 1.0
-    original, searcher.citations = searcher.citations, {**searcher.citations, "paired_refuted": paired}
-    refuters = contrast.known_refuters(searcher.citations)
+    original = searcher.learned
+    searcher.learned = dataclasses.replace(original, citations={**original.citations, "paired_refuted": paired})
+    refuters = contrast.known_refuters(searcher.learned.citations)
     searcher.config = dataclasses.replace(searcher.config, stance_contrast=0.0, refuter_slots=2)
     slotted = searcher.search(asked, 10)
     assert validate_results(slotted, set(searcher.doc_ids), asked, 10) == []
@@ -325,12 +327,19 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
         else:
             assert not set(b.doc_ids[:2]) & known
     assert [r.doc_ids for r in searcher.search(asked, 10, batch_size=3)] == [r.doc_ids for r in slotted]
-    searcher.citations = original
+    searcher.learned = original
     searcher.config = dataclasses.replace(searcher.config, stance_contrast=0.0, refuter_slots=0)
     assert searcher._encoder is None  # the base encoder was never needed, so never loaded
     # A cold run.sh (the index's ONNX query encoder) ranks exactly as the server (torch) does.
-    cold = StanceSearcher(index, cold=True)
+    # It hashes the index's files it reads, and not the fine-tuned encoder's weights, which it never loads.
+    from citator.retrieve import index_files
+
+    hashed: list[str] = []
+    with monkeypatch.context() as patch:
+        patch.setattr(index_files, "sha256_file", counting(index_files.sha256_file, hashed, by_name=True))
+        cold = StanceSearcher(index, cold=True)
     assert type(cold.ft_encoder).__name__ == "OnnxEncoder"
+    assert "finetuned.onnx" in hashed and "dense.npy" in hashed and "model.safetensors" not in hashed
     assert [[d.doc_id for d in r.results] for r in cold.search(all_queries, 10)] == [[d.doc_id for d in r.results] for r in results]
 
     # A rebuild for these artifacts can take the base passages from the index already built from the same corpus and
@@ -339,8 +348,8 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     from citator.workloads.stance import build
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path
-    from citator.retrieve.artifacts import read_artifacts
-    from citator.retrieve.index_dir import reusable_passages
+    from citator.learn.passage_cache import reusable_passages
+    from citator.retrieve.model import StanceModel
 
     base_sha256 = model_fingerprint(default_encoder_path())
     reused = reusable_passages(index, small_stance_set["corpus"], base_sha256)
@@ -348,23 +357,19 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     other_corpus = tmp_path / "other-corpus.jsonl"
     other_corpus.write_text("".join(small_stance_set["corpus"].read_text().splitlines(keepends=True)[1:]))
     assert reusable_passages(index, other_corpus, base_sha256) is None
-    # Artifacts trained before training stopped choosing refuter slots record a number of them: the build ignores
-    # it (only a --config file turns that CaseFacts-specific prior on).
-    old_manifest = json.loads((copied / "manifest.json").read_text())
-    (copied / "manifest.json").write_text(json.dumps({**old_manifest, "refuter_slots": 10}))
     with monkeypatch.context() as patch:
         patch.setattr(TokenStore, "encode", crash_if_called)
         # The copy without work/: nothing but the passages handed over can spare the encoding.
-        build(small_stance_set["corpus"], tmp_path / "index-reused", artifacts=read_artifacts(copied), serve=False,
+        build(small_stance_set["corpus"], tmp_path / "index-reused", artifacts=StanceModel.load(copied), serve=False,
               passage_vectors=reused[0], passage_tokens=reused[1])
     rebuilt = StanceSearcher(tmp_path / "index-reused")
-    assert rebuilt.config.refuter_slots == 0
+    assert rebuilt.config.refuter_slots == 0 and rebuilt.config.stance_contrast == 0
     again = rebuilt.search(all_queries, 10)
     assert [r.doc_ids for r in again] == [r.doc_ids for r in results]
 
     # Under learned fusion the documents below the ranker's candidates are placed per query: a query's scores do
     # not depend on the rest of the batch (float noise of batched encoding aside).
-    searcher.ranker = dataclasses.replace(searcher.ranker, candidates=5)
+    searcher.ranker = dataclasses.replace(searcher.ranker, candidates=5)  # type: ignore[arg-type]
     searcher.config = dataclasses.replace(searcher.config, fusion="learned", stance_contrast=0.0, refuter_slots=0)
     together = searcher.search(all_queries, 20)
     for q, joint in zip(all_queries[:4], together):
@@ -376,7 +381,7 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     # leaves artifacts that are refused, not the new encoder passing with the old memory and ranker.
     from citator.errors import IndexDirError
     from citator.learn import train as train_module
-    from citator.retrieve.artifacts import read_artifacts
+    from citator.retrieve.model import StanceModel
 
     def crash(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise RuntimeError("power cut")
@@ -391,7 +396,7 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
 
     assert stamp["precision"] == resolve_precision("auto", training_device()) in ("fp32", "bf16")
     with pytest.raises(IndexDirError, match="training did not finish"):
-        read_artifacts(art)
+        StanceModel.load(art)
     # The index built before holds its own copy of what it searches with: the half-retrained artifacts leave it
     # answering exactly as it did.
     assert [r.doc_ids for r in StanceSearcher(index).search(all_queries, 10)] == [r.doc_ids for r in results]
@@ -403,9 +408,10 @@ def crash_if_called(*args: object, **kwargs: object) -> None:
     raise AssertionError("called")
 
 
-def counting(function, calls: list):  # type: ignore[no-untyped-def]
+def counting(function, calls: list, by_name: bool = False):  # type: ignore[no-untyped-def]
+    """`function`, noting each call in `calls` (the name of its first argument, a path, with `by_name`)."""
     def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
-        calls.append(1)
+        calls.append(Path(args[0]).name if by_name else 1)
         return function(*args, **kwargs)
     return wrapper
 
@@ -432,13 +438,15 @@ def test_train_with_one_training_proposition_skips_lambdamart_and_says_why(small
     first = json.loads(small_stance_set["queries"].open().readline())["proposition_id"]
     queries = write_resplit(small_stance_set, tmp_path,
                             lambda i, r, props: "train" if r["proposition_id"] == first else "dev")
-    manifest = train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art",
-                     finetune=FinetuneConfig(epochs=1), progress=False)
-    assert manifest["complete"] and manifest["lambdamart_skipped"] == "train's propositions all fall in one fold"
-    assert manifest["ranker"] in ("none", "linear") and "LambdaMART (fitted on train, out-of-fold)" not in manifest["dev_ndcg@10"]
+    model = train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art",
+                  finetune=FinetuneConfig(epochs=1), progress=False)
+    assert model.complete and model.report["skipped"]["lambdamart"] == "train's propositions all fall in one fold"
+    assert model.ranker in ("none", "linear")
+    assert "lambdamart_out_of_fold" not in model.report["dev_ndcg@10"]["fusions"]
     # Nothing is asked with both stances here, and a ranker fitted on dev could not choose a contrast either.
-    assert manifest["stance_contrast_best_on_dev"] == 0.0 and "refuter_slots" not in manifest
-    assert ("fitted on dev" if manifest["ranker"] == "linear" else "no proposition") in manifest["stance_contrast_dev"]["skipped"]
+    found = model.report["stance_contrast"]
+    assert found["best_on_dev"] == 0.0
+    assert ("fitted on dev" if model.ranker == "linear" else "no proposition") in found["dev"]["skipped"]
 
 
 @pytest.mark.slow
@@ -450,16 +458,16 @@ def test_dev_with_one_proposition_skips_the_cross_validated_ranker_and_says_why(
     last = json.loads(small_stance_set["queries"].read_text().splitlines()[-1])["proposition_id"]
     queries = write_resplit(small_stance_set, tmp_path,
                             lambda i, r, props: "dev" if r["proposition_id"] == last else "train")
-    manifest = train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art",
-                     finetune=FinetuneConfig(epochs=1), progress=True)
-    assert manifest["complete"] and manifest["linear_skipped"] == "dev's propositions all fall in one of the two folds"
-    assert "learned fusion (2-fold CV on dev)" not in manifest["dev_ndcg@10"] and manifest["ranker"] != "linear"
+    model = train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art",
+                  finetune=FinetuneConfig(epochs=1), progress=True)
+    assert model.complete and model.report["skipped"]["linear"] == "dev's propositions all fall in one of the two folds"
+    assert "linear_cv" not in model.report["dev_ndcg@10"]["fusions"] and model.ranker != "linear"
     # The long stages without a progress bar of their own say when they start.
     err = capsys.readouterr().err
     for stage in ("dev index and fusion weights on", "out-of-fold ranker features for", "fold 1 of 2:",
                   "fold 2 of 2:"):
         assert stage in err, stage
-    assert ("LambdaMART on" in err) == ("LambdaMART (fitted on train, out-of-fold)" in manifest["dev_ndcg@10"])
+    assert ("LambdaMART on" in err) == ("lambdamart_out_of_fold" in model.report["dev_ndcg@10"]["fusions"])
 
 
 def test_train_and_dev_must_not_share_propositions(small_stance_set: dict[str, Path], tmp_path: Path) -> None:
@@ -469,21 +477,6 @@ def test_train_and_dev_must_not_share_propositions(small_stance_set: dict[str, P
     queries = write_resplit(small_stance_set, tmp_path, lambda i, r, props: "train" if i % 2 else "dev")
     with pytest.raises(CitatorError, match="propositions are in both train and dev"):
         train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art", progress=False)
-
-
-def test_unfinished_artifacts_are_refused(tmp_path: Path) -> None:
-    from citator.errors import IndexDirError
-    from citator.retrieve.artifacts import read_artifacts
-
-    (tmp_path / "encoder").mkdir()
-    (tmp_path / "encoder" / "config.json").write_text("{}")
-    (tmp_path / "memory").mkdir()
-    (tmp_path / "memory" / "memory.jsonl").write_text("")
-    manifest = {"format": "citator-artifacts/1", "complete": False, "fusion": "interpolate", "weights": {}}
-    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(IndexDirError, match="training did not finish"):
-        read_artifacts(tmp_path)
-    assert read_artifacts(tmp_path, allow_incomplete=True).fusion == "interpolate"
 
 
 def test_train_refuses_fewer_than_two_folds_before_any_work(small_stance_set: dict[str, Path], tmp_path: Path) -> None:
@@ -506,8 +499,8 @@ def test_a_changed_base_encoder_is_not_taken_for_the_old_one(small_stance_set: d
     from citator.learn.train import train
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path
-    from citator.retrieve.artifacts import read_artifacts
     from citator.retrieve.index_dir import build_index
+    from citator.retrieve.model import StanceModel
 
     queries = write_resplit(small_stance_set, tmp_path,
                             lambda i, r, props: "train" if props.index(r["proposition_id"]) % 2 else "dev")
@@ -516,20 +509,20 @@ def test_a_changed_base_encoder_is_not_taken_for_the_old_one(small_stance_set: d
     art = tmp_path / "art"
     args = (small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], art)
     first = train(*args, base_encoder=model, finetune=FinetuneConfig(epochs=1), progress=False)
-    assert first["base_encoder_sha256"] == model_fingerprint(model)
+    assert first.base_encoder.sha256 == model_fingerprint(model)
     weights = model / "model.safetensors"
     tensors = load_file(weights)
     name = next(k for k in tensors if k.endswith("word_embeddings.weight"))
     tensors[name] = tensors[name] * 1.5
     save_file(tensors, weights)
-    assert model_fingerprint(model) != first["base_encoder_sha256"]
+    assert model_fingerprint(model) != first.base_encoder.sha256
     with pytest.raises(IndexDirError, match="trained against encoder"):
-        build_index(small_stance_set["corpus"], tmp_path / "index", model, artifacts=read_artifacts(art), progress=False)
+        build_index(small_stance_set["corpus"], tmp_path / "index", model, artifacts=StanceModel.load(art), progress=False)
     second = train(*args, base_encoder=model, finetune=FinetuneConfig(epochs=1), progress=False)
-    assert second["timings"]["reused_encoders"] == 0
-    assert second["base_encoder_sha256"] == model_fingerprint(model)
+    assert second.report["timings"]["reused_encoders"] == 0
+    assert second.base_encoder.sha256 == model_fingerprint(model)
     assert len(list((art / "work").glob("base-passages-*.npy"))) == 2  # new vectors, cached under the new weights
-    build_index(small_stance_set["corpus"], tmp_path / "index", model, artifacts=read_artifacts(art), progress=False)
+    build_index(small_stance_set["corpus"], tmp_path / "index", model, artifacts=StanceModel.load(art), progress=False)
 
 
 @pytest.mark.slow
@@ -540,8 +533,10 @@ def test_base_passages_are_reused_only_under_the_same_rules_and_a_base_index_lea
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path
     from citator.retrieve import index_dir as index_dir_module
-    from citator.retrieve.artifacts import read_artifacts
-    from citator.retrieve.index_dir import build_index, reusable_passages, training_passage_files
+    from citator.learn import passage_cache
+    from citator.learn.passage_cache import reusable_passages, training_passage_files
+    from citator.retrieve.model import StanceModel
+    from citator.workloads.stance import build
     from citator.retrieve.late_interaction import TokenStore
 
     queries = write_resplit(small_stance_set, tmp_path,
@@ -552,12 +547,12 @@ def test_base_passages_are_reused_only_under_the_same_rules_and_a_base_index_lea
     index = tmp_path / "index"
     with monkeypatch.context() as patch:
         patch.setattr(TokenStore, "encode", crash_if_called)
-        build_index(corpus, index, artifacts=read_artifacts(first), progress=False)
+        build(corpus, index, artifacts=StanceModel.load(first), serve=False)
         # Training from that index encodes nothing, and caches what it took: building with its artifacts needn't.
         second = tmp_path / "second"
         train(corpus, [(queries, small_stance_set["gt"])], [], second, finetune=FinetuneConfig(epochs=1),
               progress=False, base_index=index)
-        build_index(corpus, tmp_path / "index2", artifacts=read_artifacts(second), progress=False)
+        build(corpus, tmp_path / "index2", artifacts=StanceModel.load(second), serve=False)
     assert training_passage_files(second / "work", sha256_file(corpus), base_sha256) is not None
     assert reusable_passages(index, corpus, base_sha256) is not None
 
@@ -569,14 +564,14 @@ def test_base_passages_are_reused_only_under_the_same_rules_and_a_base_index_lea
         assert reusable_passages(index, corpus, base_sha256) is None
         calls: list[int] = []
         patch.setattr(TokenStore, "encode", counting(TokenStore.encode, calls))
-        build_index(corpus, tmp_path / "index3", artifacts=read_artifacts(second), progress=False)
+        build(corpus, tmp_path / "index3", artifacts=StanceModel.load(second), serve=False)
         assert calls
         # Training again under the new rules caches passages under them and removes the old rules' cache.
         old_cache = [p.name for p in (second / "work").glob("base-passages-*")]
         train(corpus, [(queries, small_stance_set["gt"])], [], second, finetune=FinetuneConfig(epochs=1),
               progress=False)
-        new_cache = [p.name for p in index_dir_module.base_passage_cache(second / "work", sha256_file(corpus),
-                                                                          base_sha256)]
+        new_cache = [p.name for p in passage_cache.base_passage_cache(second / "work", sha256_file(corpus),
+                                                                      base_sha256)]
         assert sorted(p.name for p in (second / "work").glob("base-passages-*")) == sorted(new_cache)
         assert len(old_cache) == 2 and not set(old_cache) & set(new_cache)
     # A manifest without the rules is not an index of this format: refused, so nothing is reused from it.
@@ -606,6 +601,7 @@ def test_encoders_fine_tuned_side_by_side_are_the_ones_a_single_thread_would_tra
 
     from citator.cli.main import main
     from citator.learn import train as train_module
+    from citator.retrieve.model import StanceModel
 
     queries = write_resplit(small_stance_set, tmp_path,
                             lambda i, r, props: "train" if props.index(r["proposition_id"]) % 2 else "dev")
@@ -616,7 +612,7 @@ def test_encoders_fine_tuned_side_by_side_are_the_ones_a_single_thread_would_tra
     side = train_module.train(*args, tmp_path / "side", finetune=FinetuneConfig(epochs=1), progress=False,
                               side_by_side=True)
     # The full encoder and both folds' are fine-tuned in the lanes; none counts as reused.
-    assert side["timings"]["finetuned_side_by_side"] == 3 and side["timings"]["reused_encoders"] == 0
+    assert side.report["timings"]["finetuned_side_by_side"] == 3 and side.report["timings"]["reused_encoders"] == 0
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
@@ -627,8 +623,8 @@ def test_encoders_fine_tuned_side_by_side_are_the_ones_a_single_thread_would_tra
                          "--epochs", "1", "--no-side-by-side"]) == 0
     finally:
         torch.set_num_threads(threads)
-    alone = json.loads((tmp_path / "alone" / "manifest.json").read_text())
-    assert alone["timings"]["finetuned_side_by_side"] == 0
+    alone = StanceModel.load(tmp_path / "alone")
+    assert alone.report["timings"]["finetuned_side_by_side"] == 0
     encoders = ["encoder", "work/folds/fold-0/encoder", "work/folds/fold-1/encoder"]
     for name in encoders:
         a, b = (load_file(tmp_path / run / name / "model.safetensors") for run in ("side", "alone"))
@@ -639,7 +635,7 @@ def test_encoders_fine_tuned_side_by_side_are_the_ones_a_single_thread_would_tra
         patch.setattr(train_module, "finetune_query_encoder", crash_if_called)
         again = train_module.train(*args, tmp_path / "side", finetune=FinetuneConfig(epochs=1), progress=False,
                                    side_by_side=True)
-    assert again["timings"]["reused_encoders"] == 3 and again["timings"]["finetuned_side_by_side"] == 0
+    assert again.report["timings"]["reused_encoders"] == 3 and again.report["timings"]["finetuned_side_by_side"] == 0
 
 
 def test_finetune_settings_out_of_range_are_refused_before_any_work(small_stance_set: dict[str, Path],

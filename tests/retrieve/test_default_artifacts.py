@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from citator.retrieve.artifacts import ENV_VAR, default_artifacts
+from citator.retrieve.model import ENV_VAR, default_artifacts
 
 REPO = Path(__file__).resolve().parents[2]
 

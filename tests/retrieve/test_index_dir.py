@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from citator.retrieve.index_dir import base_passage_cache, prune_passage_caches
+from citator.learn.passage_cache import base_passage_cache, prune_passage_caches
 
 
 def test_pruning_removes_only_this_corpus_and_encoders_caches_under_other_rules(tmp_path: Path) -> None:

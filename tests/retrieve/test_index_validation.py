@@ -89,7 +89,7 @@ def test_damaged_files_are_caught_by_their_checksum(small_index: Path, tmp_path:
     FILE_DAMAGE[case][0](data, manifest)
     with pytest.raises(IndexDirError, match="rebuild with build.sh") as caught:
         StanceSearcher(index, cold=True)
-    assert "differs from what was built" in str(caught.value) or "bytes, built as" in str(caught.value)
+    assert "differs from what was made" in str(caught.value) or "bytes, made as" in str(caught.value)
 
 
 @pytest.mark.parametrize("case", sorted(FILE_DAMAGE))
@@ -162,3 +162,21 @@ def test_a_damaged_onnx_graph_behind_a_matching_checksum_is_index_damage(small_i
     _write_manifest(index, manifest)
     with pytest.raises(IndexDirError, match="base.onnx: not a readable ONNX graph.*rebuild with build.sh"):
         StanceSearcher(index, cold=True).search([Query("q1", "a warrant is needed", "supported")], 10)
+
+
+def test_a_query_graph_is_checked_when_a_search_loads_it_and_only_then(small_index: Path, tmp_path: Path) -> None:
+    """Encoders and their ONNX graphs are hashed as they are loaded: a cold search (onnxruntime) refuses a damaged
+    graph in one line, while a server, which runs the encoder in torch, never reads it."""
+    from citator.data.records import Query
+
+    index, data, _ = _copy(small_index, tmp_path)
+    graph = data / "query_graphs" / "base.onnx"
+    raw = bytearray(graph.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    graph.write_bytes(bytes(raw))
+    queries = [Query("q", "a proposition", "supported")]
+    cold = StanceSearcher(index, cold=True)  # nothing loaded the graph yet
+    with pytest.raises(IndexDirError, match="rebuild with build.sh") as caught:
+        cold.search(queries, 10)
+    assert "query_graphs/base.onnx: content differs" in str(caught.value) and "\n" not in str(caught.value)
+    assert len(StanceSearcher(index, cold=False).search(queries, 10)[0].results) == 10

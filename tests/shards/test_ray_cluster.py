@@ -125,11 +125,11 @@ def test_a_shard_that_cannot_come_back_fails_the_search_clearly(cluster: str, ra
 
 def test_trained_shards_on_ray_answer_as_one_trained_index(cluster: str, small_stance_set: dict[str, Path],
                                                            small_artifacts: Path, tmp_path: Path) -> None:
-    from citator.retrieve.artifacts import read_artifacts
+    from citator.retrieve.model import StanceModel
     from citator.retrieve.config import RetrievalConfig
     from citator.retrieve.index_dir import build_index
 
-    artifacts = read_artifacts(small_artifacts)
+    artifacts = StanceModel.load(small_artifacts)
     config = RetrievalConfig(fusion="learned", weights=artifacts.weights)  # the ranker, memory priors, late interaction
     build_index(small_stance_set["corpus"], tmp_path / "one", artifacts=artifacts, config=config, progress=False)
     build_sharded(small_stance_set["corpus"], tmp_path / "three", 3, artifacts=artifacts, config=config,

@@ -15,7 +15,7 @@ from citator.data.records import ResultLine
 from citator.brief.index import StanceIndex
 from citator.brief.records import Hit
 from citator.errors import ConfigError, IndexDirError, PropositionError
-from citator.retrieve.artifacts import read_artifacts
+from citator.retrieve.model import StanceModel
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.index_dir import build_index
 from citator.retrieve.manifest import MANIFEST, read_manifest
@@ -57,7 +57,7 @@ def test_trained_shards_answer_as_one_trained_index(small_stance_set: dict[str, 
                                                     tmp_path: Path, fusion: str) -> None:
     # "chosen": the artifacts' own choice on this tiny set (interpolation of learned signals); "learned": their
     # ranker over it, with the memory's citation priors and late interaction.
-    artifacts = read_artifacts(small_artifacts)
+    artifacts = StanceModel.load(small_artifacts)
     config = None if fusion == "chosen" else RetrievalConfig(fusion="learned", weights=artifacts.weights)
     build_index(small_stance_set["corpus"], tmp_path / "one", artifacts=artifacts, config=config, progress=False)
     build_sharded(small_stance_set["corpus"], tmp_path / "three", 3, artifacts=artifacts, config=config,
@@ -261,10 +261,11 @@ def test_deep_answers_past_the_shards_bounds_and_candidates(small_stance_set: di
     # best scores, the candidates from the merged depth, and places 9-12 are the interpolation's below the ranker's.
     artifacts_dir = tmp_path / "artifacts"
     shutil.copytree(small_artifacts, artifacts_dir)
+    model = StanceModel.load(artifacts_dir)
     ranker = json.loads((artifacts_dir / "ranker.json").read_text())
     ranker["candidates"] = 8
     (artifacts_dir / "ranker.json").write_text(json.dumps(ranker))
-    artifacts = read_artifacts(artifacts_dir)
+    artifacts = model.save()  # the changed ranker recorded: a model is refused when a file differs from its record
     config = RetrievalConfig(fusion="learned", weights=artifacts.weights, norm_depth=5)
     build_index(small_stance_set["corpus"], tmp_path / "one", artifacts=artifacts, config=config, progress=False)
     build_sharded(small_stance_set["corpus"], tmp_path / "three", 3, artifacts=artifacts, config=config,

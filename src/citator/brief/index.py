@@ -90,9 +90,9 @@ class StanceIndex:
         --no-serve`. `model`: a trained artifacts directory (`citator train --out`), which the index copies what
         it searches with from; without one the index is the untrained hybrid, and `trained` says so. `encoder`: a local encoder directory (default: the bundled MiniLM)."""
         from citator.workloads.stance import build
-        from citator.retrieve.artifacts import read_artifacts
+        from citator.retrieve.model import StanceModel
 
-        artifacts = None if model is None else read_artifacts(Path(model))
+        artifacts = None if model is None else StanceModel.load(Path(model))
         build(Path(corpus), Path(index_dir), None if encoder is None else Path(encoder), serve=False,
               artifacts=artifacts)
         return cls.open(index_dir)

@@ -50,11 +50,11 @@ def run_build(args: argparse.Namespace) -> int:
     from citator.errors import ConfigFileError
     from citator.retrieve.config import RetrievalConfig
 
-    from citator.retrieve.artifacts import default_artifacts, read_artifacts
+    from citator.retrieve.model import StanceModel, default_artifacts
 
     config = RetrievalConfig.from_json(read_json(args.config, ConfigFileError), args.config.name) if args.config else None
     where = None if args.no_artifacts else (args.artifacts or default_artifacts())
-    artifacts = read_artifacts(where) if where else None
+    artifacts = StanceModel.load(where) if where else None
     start = time.monotonic()
     if (args.ray or args.workers) and not args.shards:
         from citator.errors import ConfigError

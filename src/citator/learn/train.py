@@ -1,7 +1,13 @@
-"""`citator train`: fine-tune the encoder, build the proposition memory, tune and fit the fusion; save artifacts.
+"""`citator train`: a stance model (retrieve/model.py) learned from labeled propositions, in four steps.
 
-Training data never ships: only what is learned from it (a model directory, memory vectors with the
-propositions' text and document ids, fusion weights) goes into the artifacts directory.
+1. `base_passages`: the base encoder's passages of the corpus, the frozen document side (cached in `work/`).
+2. `_Fitting.fit`: the fine-tuned query encoder, the proposition memory and the learned document vectors.
+3. `dev_scoring` and `choose_fusion`: an index built with the model so far scores dev, which picks the fusion
+   (tuned interpolation, a linear ranker or LambdaMART on out-of-fold features).
+4. `add_dev_memory`, then the model is recorded as complete.
+
+Training data never ships: only what is learned from it (the encoder, memory vectors with the propositions' text
+and document ids, the ranker and the fusion weights) goes into the model directory.
 """
 
 from __future__ import annotations
@@ -16,12 +22,11 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property, partial
 from itertools import product
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from citator.data import Document, Qrels, Query, read_corpus, read_ground_truth, read_queries, write_json_atomic
-from citator.data.atomic import save_npy_atomic
 from citator.errors import CitatorError
 from citator.evaluate import evaluate
 from citator.evaluate.stance_discrimination import paired_queries, stance_discrimination
@@ -31,20 +36,22 @@ from citator.learn.finetune import (
 )
 from citator.learn.lanes import run_in_lanes
 from citator.learn.pairs import QUERY_PREFIXES, query_examples
+from citator.learn.passage_cache import BasePassages, base_passages, work_dir
 from citator.learn.ranker_fit import fit_lambdamart, fit_linear_ranker
-from citator.models.encoder import TokenStates
+from citator.data.hashing import sha256_file, sha256_text
 from citator.retrieve import contrast
-from citator.retrieve.artifacts import FORMAT, read_artifacts
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.doc_embedding import base_document_vectors, save_deltas
 from citator.retrieve.fusion import interpolate, top_k
-from citator.data.hashing import sha256_file, sha256_text
-from citator.retrieve.index_dir import (base_passage_cache, build_index, prune_passage_caches,
-                                        reusable_passages, training_passage_files)
+from citator.retrieve.index_dir import build_index
+from citator.retrieve.learned import LearnedParts
 from citator.retrieve.memory import MemoryEntry, PropositionMemory
-from citator.retrieve.passages import PassageSpec, passage_layout
-from citator.retrieve.late_interaction import TokenStore
-from citator.retrieve.ranker import ranked_candidates
+from citator.retrieve.model import ENCODER, MANIFEST, MEMORY, RANKER, Fusion, RankerKind, StanceModel
+
+if TYPE_CHECKING:
+    from citator.models.encoder import TokenStates
+    from citator.retrieve.ranker import Ranker
+    from citator.retrieve.searcher import EncodedQueries, StanceSearcher
 
 LabeledSet = tuple[list[Query], Qrels]
 
@@ -166,181 +173,265 @@ def tune_weights(signals: dict[str, np.ndarray], qrels: Qrels, queries: Sequence
     return best[1], best[0]
 
 
-def train(
-    corpus: Path, train_sets: Sequence[tuple[Path, Path]], dev_sets: Sequence[tuple[Path, Path]], out: Path,
-    base_encoder: Path | None = None, finetune: FinetuneConfig = FinetuneConfig(), progress: bool = True,
-    base_index: Path | None = None, memory_with_dev: bool = True, folds: int = 2, side_by_side: bool | None = None,
-) -> dict[str, Any]:
-    """Learn every artifact from `train_sets` (split train), select on `dev_sets` (or their split dev).
+@dataclass(frozen=True)
+class TrainingData:
+    """The corpus and the labeled queries training learns from (train) and selects on (dev)."""
 
-    `memory_with_dev`: once selection is over, the shipped memory also holds dev's propositions (see below).
-    `folds`: how many parts (by proposition) train is cut into for the ranker's out-of-fold features.
-    `side_by_side`: fine-tune the full and the fold encoders in two single-thread processes at once (None: when
-    side_by_side_by_default says so: on a CPU with two cores or more, for SIDE_BY_SIDE_MIN_STEPS steps or more).
-    """
-    from citator.models.fingerprint import model_fingerprint
-    from citator.models.load import default_encoder_path, load_encoder
-    from citator.retrieve.searcher import EncodedQueries, StanceSearcher
+    corpus: Path
+    docs: list[Document]
+    train: LabeledSet
+    dev: LabeledSet
 
-    if folds < 2:
-        raise CitatorError(f"folds must be at least 2, got {folds}")
-    started = time.monotonic()
-    base_encoder = Path(base_encoder) if base_encoder else default_encoder_path()
+    @cached_property
+    def doc_ids(self) -> list[str]:
+        return [d.doc_id for d in self.docs]
+
+    @cached_property
+    def titles(self) -> dict[str, str]:
+        return {d.doc_id: d.title for d in self.docs}
+
+
+def read_training_data(corpus: Path, train_sets: Sequence[tuple[Path, Path]],
+                       dev_sets: Sequence[tuple[Path, Path]]) -> TrainingData:
+    """The corpus, train's queries and dev's (of `dev_sets`, or the split dev of `train_sets`), checked."""
     docs = read_corpus(corpus)
-    doc_ids = [d.doc_id for d in docs]
-    train_q, train_qrels = load_labeled(train_sets, "train", set(doc_ids))
-    dev_q, dev_qrels = load_labeled(dev_sets or train_sets, "dev", set(doc_ids))
-    shared = {_proposition(q) for q in train_q} & {_proposition(q) for q in dev_q}
+    ids = {d.doc_id for d in docs}
+    data = TrainingData(corpus, docs, load_labeled(train_sets, "train", ids), load_labeled(dev_sets or train_sets,
+                                                                                          "dev", ids))
+    shared = {_proposition(q) for q in data.train[0]} & {_proposition(q) for q in data.dev[0]}
     if shared:
         # The memory would hold dev's own answers and selection would reward it: refuse rather than mislead.
         raise CitatorError(f"{len(shared)} propositions are in both train and dev (e.g. {sorted(shared)[0]!r}); "
                            "give the files a `split` field or separate --dev-queries")
-    out.mkdir(parents=True, exist_ok=True)
-    work = out / "work"
-    work.mkdir(exist_ok=True)
-    timings: dict[str, float] = {}
+    return data
 
-    # 1. Passage vectors and content-token states of the base encoder (the frozen document side), one pass.
+
+@dataclass(frozen=True)
+class DevScoring:
+    """Dev's queries searched through an index built with the model as fitted so far: the searcher, the batch's
+    encoding and every signal's scores, which fusion and rankers are chosen on."""
+
+    queries: list[Query]
+    qrels: Qrels
+    searcher: StanceSearcher
+    encoded: EncodedQueries
+    signals: dict[str, np.ndarray]
+
+    def ndcg(self, scores: np.ndarray) -> float:
+        return _ndcg(self.qrels, self.queries, self.searcher.doc_ids, scores)
+
+
+def dev_scoring(data: TrainingData, model: StanceModel, passages: BasePassages, index: Path,
+                progress: bool) -> DevScoring:
+    from citator.retrieve.searcher import EncodedQueries, StanceSearcher
+
+    dev_q, dev_qrels = data.dev
+    build_index(data.corpus, index, Path(model.base_encoder.path), progress=progress, artifacts=model,
+                passage_vectors=passages.vectors, passage_tokens=passages.tokens)
+    searcher = StanceSearcher(index)
+    encoded = EncodedQueries(*searcher.ft_encoder.encode_queries_with_tokens([q.text for q in dev_q],
+                                                                             [q.stance for q in dev_q]))
+    return DevScoring(dev_q, dev_qrels, searcher, encoded,
+                      searcher.signal_matrices(dev_q, searcher.available_signals(), encoded))
+
+
+@dataclass(frozen=True)
+class FusionOption:
+    """One way the model may fuse its signals, with its NDCG@10 on dev: interpolation of tuned weights
+    (`ranker` "none") or a fitted ranker reordering the interpolation's top candidates."""
+
+    ranker: RankerKind
+    dev_ndcg: float
+    fitted: Ranker | None = None
+
+    @property
+    def fusion(self) -> Fusion:
+        return "interpolate" if self.ranker == "none" else "learned"
+
+
+@dataclass(frozen=True)
+class FusionChoice:
+    """Training's choice of fusion on dev: the signals it fuses, the interpolation weights, the best option (the
+    earlier one on a tie), the ranker file to ship (the chosen one, else the linear one: benchmarks score it) and
+    what was measured."""
+
+    signals: tuple[str, ...]
+    weights: dict[str, float]
+    chosen: FusionOption
+    shipped: Ranker
+    dev_ndcg: dict[str, Any]
+    skipped: dict[str, str]
+    reused_encoders: int
+
+
+def choose_fusion(fitting: _Fitting, data: TrainingData, dev: DevScoring, folds: int, work: Path,
+                  timings: dict[str, float]) -> FusionChoice:
+    """Tune the interpolation on dev, fit a linear ranker on dev (scored by 2-fold cross-validation) and LambdaMART
+    on train's out-of-fold features (scored on all of dev), and keep the best on dev."""
+    train_q, train_qrels = data.train
     t = time.monotonic()
-    base = load_encoder(base_encoder)
-    base_sha256 = model_fingerprint(base_encoder)  # the weights themselves, not the folder's name
-    passages, starts = passage_layout([d.title for d in docs], [d.text for d in docs], PassageSpec())
-    corpus_sha256 = sha256_file(corpus)
-    cache, token_cache = base_passage_cache(work, corpus_sha256, base_sha256)
-    # A base index is read only when this work folder has no cache of its own (it would be read for nothing).
-    cached = training_passage_files(work, corpus_sha256, base_sha256)
-    reusable = reusable_passages(base_index, corpus, base_sha256) if base_index and cached is None else None
-    if cached is not None:
-        passage_vectors, passage_tokens = np.load(cache), TokenStore.load(token_cache)
+    signals = dict(dev.signals)
+    by_signal = {name: dev.ndcg(m) for name, m in signals.items()}
+    fusions = {"untrained_hybrid": dev.ndcg(interpolate(signals, {"bm25": 0.3, "bm25_maxp": 0.2, "dense": 0.7}))}
+    # The fine-tuned encoder supersedes the base one on the query side: fusion without `dense` measured the same on
+    # CaseFacts dev (learned fusion 0.4548 vs 0.4566) and saves every search a second encoder pass.
+    signals.pop("dense")
+    weights, fusions["interpolation"] = tune_weights(signals, dev.qrels, dev.queries, dev.searcher.doc_ids)
+    timings["fusion_seconds"] = time.monotonic() - t
+    options = [FusionOption("none", fusions["interpolation"])]
+    skipped: dict[str, str] = {}
+    # (a) A linear ranker fitted on dev itself (scored by 2-fold cross-validation on dev).
+    _stage(fitting.progress, "linear ranker (2-fold cross-validation on dev)")
+    linear, cv = fit_ranker_cv(signals, dev.queries, dev.qrels, dev.searcher, weights, dev.encoded.tokens)
+    if cv is None:
+        skipped["linear"] = "dev's propositions all fall in one of the two folds"
     else:
-        # Cached even when taken from a base index, so that building with these artifacts need not encode either.
-        passage_vectors, passage_tokens = (reusable if reusable is not None
-                                           else TokenStore.encode(base, passages, starts, progress))
-        save_npy_atomic(cache, passage_vectors)
-        token_cache.mkdir(exist_ok=True)
-        passage_tokens.save(token_cache)
-        passage_tokens = TokenStore.load(token_cache)
-    for stale in prune_passage_caches(work, corpus_sha256, base_sha256):
-        print(f"removed {stale.name} from {work} (base passages made under other rules)", file=sys.stderr)
-    timings["passage_vectors_seconds"] = time.monotonic() - t
-    fitting = _Fitting(corpus, docs, base_encoder, base.model_id, passage_vectors, starts, finetune, progress,
-                       base_sha256, corpus_sha256)
+        fusions["linear_cv"] = cv
+        options.append(FusionOption("linear", cv, linear))
+    # (b) LambdaMART fitted on train, on features that parts fitted without each query's fold give it (as they
+    # will be for unseen queries); scored on all of dev, which it never saw.
+    reused = 0
+    if len(set(proposition_folds(train_q, folds).tolist())) < 2:
+        skipped["lambdamart"] = "train's propositions all fall in one fold"
+    else:
+        t = time.monotonic()
+        _stage(fitting.progress, f"out-of-fold ranker features for {len(train_q)} train queries, {folds} folds")
+        names, x, y, _, reused = out_of_fold_features(fitting, dev.searcher, train_q, train_qrels, list(signals),
+                                                      weights, work / "folds", folds=folds)
+        timings["out_of_fold_seconds"] = time.monotonic() - t
+        t = time.monotonic()
+        if not y.any():
+            skipped["lambdamart"] = "no training query has a relevant document among its candidates"
+        else:
+            # Fitted on the top 200 candidates, applied to the top 100: the same on CaseFacts dev (0.5155 vs 0.5147)
+            # and half the trees' work at search time (about 0.25 s of 0.5 s for 311 queries on 2 cores).
+            _stage(fitting.progress, f"LambdaMART on {x.shape[0]} queries x {x.shape[1]} candidates")
+            lambdamart = fit_lambdamart(names, x, y, candidates=100)
+            timings["lambdamart_seconds"] = time.monotonic() - t
+            fusions["lambdamart_out_of_fold"] = _ranker_ndcg(lambdamart, signals, dev.queries, dev.qrels, dev.searcher,
+                                                            weights, dev.encoded.tokens)
+            options.append(FusionOption("lambdamart", fusions["lambdamart_out_of_fold"], lambdamart))
+    chosen = max(options, key=lambda o: o.dev_ndcg)  # max keeps the first of equals: the simpler fusion on a tie
+    return FusionChoice(tuple(signals), weights, chosen, chosen.fitted or linear, {"signals": by_signal, "fusions": fusions},
+                        skipped, reused)
 
-    # 2-3. The fine-tuned query encoder, the proposition memory and the learned document vectors, from all of train.
+
+def contrast_on_dev(dev: DevScoring, choice: FusionChoice) -> dict[str, Any]:
+    """What the stance contrast would score on dev, on the chosen fusion: reported, never shipped. It raised
+    CaseFacts dev's both-stance scores but lowered both answers of the fresh hand-written two-sided propositions
+    (benchmarks/stance_fresh.py), so, like the refuter slots, only a --config file turns it on (docs/stance.md).
+    A linear ranker fitted on dev itself would flatter any weight chosen on its dev scores: then there is none."""
+    fused = None
+    if choice.chosen.ranker != "linear":
+        chosen = RetrievalConfig(fusion=choice.chosen.fusion, weights=choice.weights)
+        signals = {name: dev.signals[name] for name in choice.signals}
+        fused = dev.searcher.fuse(signals, dev.queries, chosen, dev.encoded, ranker=choice.chosen.fitted)
+    best, table = choose_contrast(dev.queries, dev.qrels, dev.searcher.doc_ids, fused)
+    return {"best_on_dev": best, "dev": table}
+
+
+def add_dev_memory(model_root: Path, parts: Parts, data: TrainingData) -> int:
+    """Once selection is over, dev's labeled propositions join the shipped memory (and with it the citation priors
+    and the lexical expansion, which a build derives from the memory): more cases covered, more wordings of each.
+    Encoder, document vectors and ranker stay fitted on train. Nothing is scored on dev after this. Returns how
+    many entries were added."""
+    dev_entries = memory_entries(*data.dev, data.titles)
+    vectors = parts.encoder.encode_queries([e.text for e in dev_entries], ["all"] * len(dev_entries))
+    memory = PropositionMemory(parts.memory.entries + dev_entries, np.concatenate([parts.memory.vectors, vectors]))
+    memory.save(model_root / MEMORY)
+    return len(dev_entries)
+
+
+def fit_on_train(fitting: _Fitting, data: TrainingData, out: Path, folds: int, side_by_side: bool | None,
+                 timings: dict[str, float]) -> Parts:
+    """The model's parts fitted on all of train, saved into `out` (encoder/, memory/). The fold encoders that
+    choose_fusion will want are fine-tuned beside the full one first, where that pays (_side_by_side)."""
+    train_q, train_qrels = data.train
     t = time.monotonic()
-    _mark_incomplete(out / "manifest.json")  # the first write to a shipped part follows
-    lambdamart_folds = len(set(proposition_folds(train_q, folds).tolist())) >= 2
     # The fold encoders out_of_fold_features will want (a fold holding no query's has none).
-    fold_jobs = [(q, d) for q, d in fold_training_sets(train_q, work / "folds", folds) if len(q) < len(train_q)]
-    jobs = [(list(train_q), out / "encoder")] + (fold_jobs if lambdamart_folds else [])
+    fold_jobs = [(q, d) for q, d in fold_training_sets(train_q, work_dir(out) / "folds", folds)
+                 if len(q) < len(train_q)]
+    lambdamart_folds = len(set(proposition_folds(train_q, folds).tolist())) >= 2
+    jobs = [(list(train_q), out / ENCODER)] + (fold_jobs if lambdamart_folds else [])
     timings["finetuned_side_by_side"] = _side_by_side(fitting, jobs, train_qrels, side_by_side)
     side_seconds = time.monotonic() - t
-    parts = fitting.fit(train_q, train_qrels, out / "encoder")
-    parts.memory.save(out / "memory")
-    save_deltas(out / "memory", doc_ids, [d.title for d in docs], parts.deltas)
+    parts = fitting.fit(train_q, train_qrels, out / ENCODER)
+    parts.memory.save(out / MEMORY)
+    save_deltas(out / MEMORY, data.doc_ids, [d.title for d in data.docs], parts.deltas)
     timings.update({f"{k}_seconds": v for k, v in parts.seconds.items()})
     # Side by side, the fold encoders' fine-tuning is counted here too, and out_of_fold_seconds leaves it out.
     timings["finetune_seconds"] += side_seconds
     # Timings of a resumed run leave out the encoders an earlier run trained: say how many were reused.
     timings["reused_encoders"] = int(parts.reused_encoder)
-    entries, examples = parts.memory.entries, parts.examples
+    return parts
 
-    manifest: dict[str, Any] = {
-        "format": FORMAT, "complete": False, "fusion": "interpolate", "weights": {"ft_dense": 1.0, "memory_max": 0.5},
-        "base_encoder": str(base_encoder), "base_encoder_id": base.model_id, "base_encoder_sha256": base_sha256,
-        "finetune": asdict(fitting.finetune), "finetune_stats": parts.finetune_stats, "document_vectors": parts.doc_stats,
-        "training": {"corpus_sha256": corpus_sha256, "train_queries": len(train_q), "examples": len(examples),
-                     "memory_entries": len(entries), "dev_queries": len(dev_q),
-                     "inputs": [[str(q), sha256_file(q), str(g), sha256_file(g)] for q, g in list(train_sets) + list(dev_sets)]},
-    }
-    write_json_atomic(out / "manifest.json", manifest)
 
-    # 4. Tune the interpolation on dev, with a dev index built from these artifacts; then the learned rankers.
+def train(
+    corpus: Path, train_sets: Sequence[tuple[Path, Path]], dev_sets: Sequence[tuple[Path, Path]], out: Path,
+    base_encoder: Path | None = None, finetune: FinetuneConfig = FinetuneConfig(), progress: bool = True,
+    base_index: Path | None = None, memory_with_dev: bool = True, folds: int = 2, side_by_side: bool | None = None,
+) -> StanceModel:
+    """Learn a stance model from `train_sets` (split train), select its fusion on `dev_sets` (or their split dev).
+
+    `memory_with_dev`: once selection is over, the shipped memory also holds dev's propositions (add_dev_memory).
+    `folds`: how many parts (by proposition) train is cut into for the ranker's out-of-fold features.
+    `side_by_side`: fine-tune the full and the fold encoders in two single-thread processes at once (None: when
+    side_by_side_by_default says so: on a CPU with two cores or more, for SIDE_BY_SIDE_MIN_STEPS steps or more).
+    """
+    from citator.models.load import default_encoder_path
+
+    if folds < 2:
+        raise CitatorError(f"folds must be at least 2, got {folds}")
+    started = time.monotonic()
+    data = read_training_data(corpus, train_sets, dev_sets)
+    train_q = data.train[0]
+    out.mkdir(parents=True, exist_ok=True)
+    work = work_dir(out)
+    work.mkdir(exist_ok=True)
+    timings: dict[str, float] = {}
+
+    # 1. The base encoder's passages of the corpus (the frozen document side), one pass.
     t = time.monotonic()
-    _stage(progress, f"dev index and fusion weights on {len(dev_q)} dev queries")
-    index = work / "dev-index"
-    build_index(corpus, index, base_encoder, progress=progress, artifacts=read_artifacts(out, allow_incomplete=True),
-                passage_vectors=passage_vectors, passage_tokens=passage_tokens)
-    searcher = StanceSearcher(index)
-    dev_encoded = EncodedQueries(*searcher.ft_encoder.encode_queries_with_tokens([q.text for q in dev_q],
-                                                                                 [q.stance for q in dev_q]))
-    signals = searcher.signal_matrices(dev_q, searcher.available_signals(), dev_encoded)
-    dev_scores = {name: _ndcg(dev_qrels, dev_q, doc_ids, m) for name, m in signals.items()}
-    base_weights = {"bm25": 0.3, "bm25_maxp": 0.2, "dense": 0.7}
-    dev_scores["hybrid (no artifacts)"] = _ndcg(dev_qrels, dev_q, doc_ids, interpolate(signals, base_weights))
-    # The fine-tuned encoder supersedes the base one on the query side: fusion without `dense` measured the same on
-    # CaseFacts dev (learned fusion 0.4548 vs 0.4566) and saves every search a second encoder pass.
-    signals.pop("dense")
-    weights, tuned = tune_weights(signals, dev_qrels, dev_q, doc_ids)
-    dev_scores["interpolation (tuned on dev)"] = tuned
-    timings["fusion_seconds"] = time.monotonic() - t
-    # (a) A linear ranker fitted on dev itself (scored by 2-fold cross-validation on dev).
-    _stage(progress, "linear ranker (2-fold cross-validation on dev)")
-    linear, cv = fit_ranker_cv(signals, dev_q, dev_qrels, searcher, weights, dev_encoded.tokens)
-    if cv is None:
-        manifest["linear_skipped"] = "dev's propositions all fall in one of the two folds"
-    else:
-        dev_scores["learned fusion (2-fold CV on dev)"] = cv
-    # (b) LambdaMART fitted on train, on features that parts fitted without each query's fold give it (as they
-    # will be for unseen queries); scored on all of dev, which it never saw.
-    choices: list[tuple[str, float, Any]] = [("interpolate", tuned, None)] + ([("learned", cv, linear)] if cv is not None
-                                                                              else [])
-    manifest["folds"] = folds
-    if not lambdamart_folds:
-        manifest["lambdamart_skipped"] = "train's propositions all fall in one fold"
-    else:
-        t = time.monotonic()
-        _stage(progress, f"out-of-fold ranker features for {len(train_q)} train queries, {folds} folds")
-        names, x, y, _, reused = out_of_fold_features(fitting, searcher, train_q, train_qrels, list(signals), weights,
-                                                      work / "folds", folds=folds)
-        timings["reused_encoders"] += reused
-        timings["out_of_fold_seconds"] = time.monotonic() - t
-        t = time.monotonic()
-        if not y.any():
-            manifest["lambdamart_skipped"] = "no training query has a relevant document among its candidates"
-        else:
-            # Fitted on the top 200 candidates, applied to the top 100: the same on CaseFacts dev (0.5155 vs 0.5147)
-            # and half the trees' work at search time (about 0.25 s of 0.5 s for 311 queries on 2 cores).
-            _stage(progress, f"LambdaMART on {x.shape[0]} queries x {x.shape[1]} candidates")
-            lambdamart = fit_lambdamart(names, x, y, candidates=100)
-            timings["lambdamart_seconds"] = time.monotonic() - t
-            score = _ranker_ndcg(lambdamart, signals, dev_q, dev_qrels, searcher, weights, dev_encoded.tokens)
-            dev_scores["LambdaMART (fitted on train, out-of-fold)"] = score
-            choices.append(("learned", score, lambdamart))
-    # The best on dev is used (the earlier one on a tie); the others are reported.
-    choice = max(choices, key=lambda c: c[1])
-    manifest["weights"] = weights
-    manifest["fusion"] = choice[0]
-    manifest["ranker"] = "none" if choice[2] is None else ("linear" if choice[2] is linear else "lambdamart")
-    (choice[2] or linear).save(out / "ranker.json")
-    manifest["dev_ndcg@10"] = dev_scores
-    # 5. What the stance contrast would score on dev, on the chosen fusion: reported, never shipped. It raised
-    # CaseFacts dev's both-stance scores but lowered both answers of the fresh hand-written two-sided propositions
-    # (benchmarks/stance_fresh.py), so, like the refuter slots, only a --config file turns it on (docs/stance.md).
-    # The dev index was built before any ranker existed: it is handed the chosen one (the index is thrown away).
-    # A linear ranker fitted on dev itself would flatter any weight chosen on its dev scores: then there is none.
-    fused = None
-    if choice[2] is not linear:
-        searcher.ranker = choice[2]
-        chosen = RetrievalConfig(fusion="learned" if choice[2] is not None else "interpolate", weights=weights)
-        fused = searcher.fuse(signals, dev_q, chosen, dev_encoded)
-    manifest["stance_contrast_best_on_dev"], manifest["stance_contrast_dev"] = choose_contrast(dev_q, dev_qrels,
-                                                                                                doc_ids, fused)
+    passages = base_passages(data.corpus, data.docs, Path(base_encoder) if base_encoder else default_encoder_path(),
+                             work, base_index, progress)
+    timings["passage_vectors_seconds"] = time.monotonic() - t
+    fitting = _Fitting(data.corpus, data.docs, Path(passages.encoder.path), passages.encoder.model_id,
+                       passages.vectors, passages.starts, finetune, progress, passages.encoder.sha256,
+                       passages.corpus_sha256)
+
+    # 2. The fine-tuned query encoder, the proposition memory and the learned document vectors, from all of train.
+    _mark_incomplete(out / MANIFEST)  # the first write to a shipped part follows
+    parts = fit_on_train(fitting, data, out, folds, side_by_side, timings)
+    report: dict[str, Any] = {
+        "finetune": asdict(fitting.finetune), "finetune_stats": parts.finetune_stats, "document_vectors": parts.doc_stats,
+        "folds": folds,
+        "training": {"corpus_sha256": passages.corpus_sha256, "train_queries": len(train_q),
+                     "examples": len(parts.examples), "memory_entries": len(parts.memory.entries),
+                     "dev_queries": len(data.dev[0]),
+                     "inputs": [[str(q), sha256_file(q), str(g), sha256_file(g)]
+                                for q, g in list(train_sets) + list(dev_sets)]},
+    }
+    model = StanceModel(out.absolute(), passages.encoder, "interpolate", {"ft_dense": 1.0, "memory_max": 0.5},
+                        "none", complete=False, report=report).save()
+
+    # 3. Fusion chosen on dev, with a dev index built from the model as it stands; then the stance contrast's report.
+    _stage(progress, f"dev index and fusion weights on {len(data.dev[0])} dev queries")
+    dev = dev_scoring(data, model, passages, work / "dev-index", progress)
+    choice = choose_fusion(fitting, data, dev, folds, work, timings)
+    timings["reused_encoders"] += choice.reused_encoders
+    choice.shipped.save(out / RANKER)
+    report.update({"dev_ndcg@10": choice.dev_ndcg, "skipped": choice.skipped,
+                   "stance_contrast": contrast_on_dev(dev, choice)})
+
+    # 4. The shipped memory, then the model recorded as complete.
     if memory_with_dev:
-        # Selection is over, so dev's labeled propositions join the shipped memory (and with it the citation priors
-        # and the lexical expansion, which build.sh derives from the memory): more cases covered, more wordings of
-        # each. Encoder, document vectors and ranker stay fitted on train. The dev scores above were measured
-        # without them, and nothing is scored on dev after this.
-        dev_entries = memory_entries(dev_q, dev_qrels, {d.doc_id: d.title for d in docs})
-        vectors = parts.encoder.encode_queries([e.text for e in dev_entries], ["all"] * len(dev_entries))
-        PropositionMemory(entries + dev_entries, np.concatenate([parts.memory.vectors, vectors])).save(out / "memory")
-        manifest["training"]["memory_entries_from_dev"] = len(dev_entries)
+        report["training"]["memory_entries_from_dev"] = add_dev_memory(out, parts, data)
     timings["total_seconds"] = time.monotonic() - started
-    manifest["timings"] = timings
-    manifest["complete"] = True
-    write_json_atomic(out / "manifest.json", manifest)
-    shutil.rmtree(index, ignore_errors=True)
-    return manifest
+    report["timings"] = timings
+    model = replace(model, fusion=choice.chosen.fusion, weights=choice.weights, ranker=choice.chosen.ranker,
+                    complete=True, report=report).save()
+    shutil.rmtree(work / "dev-index", ignore_errors=True)
+    return model
 
 
 @dataclass
@@ -441,7 +532,7 @@ class _Fitting:
 
 
 def out_of_fold_features(
-    fitting: _Fitting, searcher, queries: Sequence[Query], qrels: Qrels, signal_names: Sequence[str],  # type: ignore[no-untyped-def]
+    fitting: _Fitting, searcher: StanceSearcher, queries: Sequence[Query], qrels: Qrels, signal_names: Sequence[str],
     weights: dict[str, float], work: Path, folds: int = 2, candidates: int = 200,
 ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, int]:
     """Ranker features for every training query from parts fitted on the other folds (split by proposition).
@@ -454,8 +545,7 @@ def out_of_fold_features(
     """
     from citator.retrieve.doc_embedding import learned_document_vectors
     from citator.retrieve.expansion import SIGNAL as EXPANDED, build_expanded_index
-    from citator.retrieve.memory import citation_counts
-    from citator.retrieve.searcher import TRAINED_SIGNALS, learned_signals
+    from citator.retrieve.searcher import EncodedQueries
 
     doc_ids, titles = searcher.doc_ids, [d.title for d in fitting.docs]
     fold_of = proposition_folds(queries, folds)
@@ -473,19 +563,15 @@ def out_of_fold_features(
         parts = fitting.fit(training, qrels, encoder_dir)
         reused += parts.reused_encoder
         links = parts.memory.link(doc_ids, titles)
+        expanded = (build_expanded_index(titles, [d.text for d in fitting.docs], parts.memory, links)
+                    if EXPANDED in signal_names else None)
         doc_vectors = learned_document_vectors(fitting.base_document_vectors, parts.deltas, np.arange(len(doc_ids)))
-        stances = [q.stance for q in held]
-        signals = searcher.signal_matrices(held, [n for n in signal_names
-                                                  if n in searcher.signals and n not in TRAINED_SIGNALS])
-        if EXPANDED in signal_names:
-            expanded = build_expanded_index(titles, [d.text for d in fitting.docs], parts.memory, links)
-            signals[EXPANDED] = expanded.score_all([q.text for q in held])
-        vectors, tokens = parts.encoder.encode_queries_with_tokens([q.text for q in held], stances)
-        signals.update(learned_signals(vectors, stances, signal_names, searcher._dense_maxp, parts.memory, links,
-                                       doc_vectors, len(doc_ids)))
-        cand, names, x = _candidate_features(signals, held, searcher.years, weights, candidates,
-                                             citation_counts(parts.memory, links, len(doc_ids)), tokens,
-                                             searcher.late_store)
+        fold_parts = LearnedParts.of(parts.memory, links, doc_vectors, expanded, len(doc_ids))
+        encoded = EncodedQueries(*parts.encoder.encode_queries_with_tokens([q.text for q in held],
+                                                                           [q.stance for q in held]))
+        signals = searcher.signal_matrices(held, signal_names, encoded, learned=fold_parts)
+        _, cand, names, x = searcher.candidates(signals, held, weights, candidates, tokens=encoded.tokens,
+                                                learned=fold_parts)
         xs.append(x)
         ys.append(_labels(held, qrels, doc_ids, cand))
         cands.append(cand)
@@ -556,17 +642,6 @@ def _labels(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[str], cand
                      for q, row in zip(queries, cand)])
 
 
-def _candidate_features(signals: dict[str, np.ndarray], queries: Sequence[Query], years: np.ndarray,
-                        weights: dict[str, float], depth: int, citations: dict[str, np.ndarray] | None,
-                        tokens: TokenStates | None = None, store: TokenStore | None = None,
-                        ) -> tuple[np.ndarray, list[str], np.ndarray]:
-    """The interpolation's top `depth` candidates per query, with the ranker's feature names and features (as the
-    searcher computes them: late interaction included when query tokens and a document token store are given)."""
-    _, cand, names, x = ranked_candidates(signals, [q.stance for q in queries], years, weights, depth,
-                                          citations=citations, tokens=tokens, store=store)
-    return cand, names, x
-
-
 def _reranked_top10(queries: Sequence[Query], cand: np.ndarray, logits: np.ndarray, doc_ids: Sequence[str]
                     ) -> dict[str, list[str]]:
     """query id -> its ten candidates with the highest ranker logits (ties in candidate order)."""
@@ -574,10 +649,10 @@ def _reranked_top10(queries: Sequence[Query], cand: np.ndarray, logits: np.ndarr
     return {q.query_id: [doc_ids[cand[i, j]] for j in row] for i, (q, row) in enumerate(zip(queries, order))}
 
 
-def _ranker_ndcg(ranker, signals, queries, qrels, searcher, weights, tokens) -> float:  # type: ignore[no-untyped-def]
+def _ranker_ndcg(ranker: Ranker, signals: dict[str, np.ndarray], queries: Sequence[Query], qrels: Qrels,
+                 searcher: StanceSearcher, weights: dict[str, float], tokens: TokenStates | None) -> float:
     """NDCG@10 on `queries` of `ranker` reordering the interpolation's top candidates."""
-    cand, names, x = _candidate_features(signals, queries, searcher.years, weights, ranker.candidates,
-                                         searcher.citations, tokens, searcher.late_store)
+    _, cand, names, x = searcher.candidates(signals, queries, weights, ranker.candidates, tokens=tokens)
     run = _reranked_top10(queries, cand, ranker.score(names, x), searcher.doc_ids)
     return evaluate(qrels, run, ["ndcg@10"], [q.query_id for q in queries])["ndcg@10"]
 
@@ -613,7 +688,7 @@ def choose_contrast(queries: Sequence[Query], qrels: Qrels, doc_ids: Sequence[st
 
 def _mark_incomplete(path: Path) -> None:
     """Before a rerun replaces any part of an artifacts folder, its old manifest stops saying `complete`: a run
-    that dies half-way then leaves artifacts that read_artifacts refuses, not old and new parts passing as one."""
+    that dies half-way then leaves a model that StanceModel.load refuses, not old and new parts passing as one."""
     if not path.is_file():
         return
     try:
@@ -639,15 +714,14 @@ def _finished_encoder(encoder_dir: Path, stamp: dict[str, Any]) -> dict[str, flo
     return saved.get("stats")
 
 
-def fit_ranker_cv(signals: dict[str, np.ndarray], queries: Sequence[Query], qrels: Qrels, searcher, weights,  # type: ignore[no-untyped-def]
-                  tokens: TokenStates | None = None):
+def fit_ranker_cv(signals: dict[str, np.ndarray], queries: Sequence[Query], qrels: Qrels, searcher: StanceSearcher,
+                  weights: dict[str, float], tokens: TokenStates | None = None) -> tuple[Ranker, float | None]:
     """Fit on one half of dev, score the other, and back; the final ranker is fitted on all of dev.
 
     The score is None when dev's propositions all fall in one fold (there is nothing to cross-validate on; folds go
     by a hash of the proposition, so this happens to a dev of one proposition and may to one of a few).
     """
-    cand, names, x = _candidate_features(signals, queries, searcher.years, weights, 200, searcher.citations, tokens,
-                                         searcher.late_store)
+    _, cand, names, x = searcher.candidates(signals, queries, weights, 200, tokens=tokens)
     y = _labels(queries, qrels, searcher.doc_ids, cand)
     fold = proposition_folds(queries, 2)
     if len(set(fold.tolist())) < 2:

@@ -40,9 +40,18 @@ def load_query_encoder(path: str | Path | None = None, cold: bool = False, graph
     takes. A long-lived process (the search server) keeps torch.
     """
     model_dir = Path(path) if path is not None else default_encoder_path()
-    if cold and graph is not None:
+    if runs_graph(model_dir, cold, graph):
         from citator.models import onnx_encoder
 
-        if onnx_encoder.supports(model_dir):
-            return onnx_encoder.OnnxEncoder(model_dir, graph)
+        return onnx_encoder.OnnxEncoder(model_dir, graph)  # type: ignore[arg-type]
     return load_encoder(model_dir)
+
+
+def runs_graph(model_dir: Path, cold: bool, graph: Path | None) -> bool:
+    """Whether load_query_encoder runs `graph` (reading only the tokenizer and settings of `model_dir`, not its
+    weights) rather than the model in torch."""
+    if not cold or graph is None:
+        return False
+    from citator.models import onnx_encoder
+
+    return onnx_encoder.supports(model_dir)

@@ -90,17 +90,18 @@ def _reasons(searcher: StanceSearcher, position: int, vector: np.ndarray | None
              ) -> tuple[tuple[MemoryEntry, float], ...]:
     """The training propositions nearest the query among those that cite the document (one per proposition and
     stance), nearest first."""
-    if vector is None:
+    learned = searcher.learned
+    if vector is None or learned is None:
         return ()
-    rows, cols = searcher.memory_links  # type: ignore[misc]
+    rows, cols = learned.links
     linked = rows[cols == position]
     if not len(linked):
         return ()
-    sims = searcher.memory.vectors[linked] @ np.asarray(vector, dtype=np.float32)  # type: ignore[union-attr]
+    sims = learned.memory.vectors[linked] @ np.asarray(vector, dtype=np.float32)
     out: list[tuple[MemoryEntry, float]] = []
     seen: set[tuple[str, str]] = set()
     for i in np.argsort(-sims, kind="stable"):
-        entry = searcher.memory.entries[int(linked[i])]  # type: ignore[union-attr]
+        entry = learned.memory.entries[int(linked[i])]
         if (entry.proposition_id, entry.stance) in seen:
             continue
         seen.add((entry.proposition_id, entry.stance))

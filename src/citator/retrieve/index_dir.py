@@ -9,7 +9,6 @@ import contextlib
 import fcntl
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -28,14 +27,14 @@ from citator.data.hashing import sha256_file, sha256_text
 from citator.errors import CorpusError, IndexDirError
 from citator.data.records import Document
 from citator.models.encoder import STOPWORDS
-from citator.retrieve.artifacts import Artifacts
 from citator.retrieve.config import BASE_SIGNALS, RetrievalConfig
 from citator.retrieve.dense import DenseIndex
 from citator.retrieve.index_files import record_files
 from citator.retrieve.documents import write_documents
 from citator.retrieve.late_interaction import TokenStore, reads_late_interaction
 from citator.retrieve.lexical import CorpusStats, LexicalIndex, Tokenized
-from citator.retrieve.manifest import FINETUNED_ENCODER, MANIFEST, QUERY_GRAPHS, Manifest, read_manifest
+from citator.retrieve.manifest import FINETUNED_ENCODER, MANIFEST, QUERY_GRAPHS, Manifest
+from citator.retrieve.model import StanceModel
 from citator.retrieve.passages import PassageSpec, passage_layout
 
 # Bump when the code that turns a corpus into base passages changes (layout, the encoder's padding of documents, the
@@ -112,19 +111,16 @@ def build_lexical(directory: Path, name: str, texts: Sequence[str] | Tokenized, 
 
 def build_index(
     corpus_path: Path, index_dir: Path, encoder_path: Path | None = None, config: RetrievalConfig | None = None,
-    progress: bool = True, artifacts: Artifacts | None = None, passage_vectors: np.ndarray | None = None,
+    progress: bool = True, artifacts: StanceModel | None = None, passage_vectors: np.ndarray | None = None,
     artifacts_optional: bool = False, passage_tokens: TokenStore | None = None, min_docs: int = MIN_DOCS,
 ) -> Manifest:
     """Build the whole index into a fresh folder inside `index_dir`, then switch the manifest to it.
 
-    Artifacts trained against another base encoder are refused, or skipped with a warning when
-    `artifacts_optional` (they were picked up by default rather than asked for). `passage_vectors` (and
+    A model (`artifacts`) trained against another base encoder is refused, or skipped with a warning when
+    `artifacts_optional` (it was picked up by default rather than asked for). `passage_vectors` (and
     `passage_tokens`, the documents' content-token states) already computed for this corpus and encoder are reused.
     """
     inputs = prepare_build(corpus_path, index_dir, encoder_path, config, artifacts, artifacts_optional, min_docs)
-    if inputs.artifacts is not None and passage_vectors is None:
-        passage_vectors, passage_tokens = _training_passages(inputs.artifacts, corpus_path, inputs.encoder_sha256,
-                                                             inputs.config)
     with build_lock(index_dir) as where:
         return build_locked(inputs.docs, corpus_path, where, inputs.encoder_path, inputs.encoder, inputs.config,
                              progress, inputs.artifacts, passage_vectors, passage_tokens, inputs.encoder_sha256)
@@ -140,11 +136,11 @@ class BuildInputs:
     encoder: Any
     encoder_sha256: str
     config: RetrievalConfig
-    artifacts: Artifacts | None
+    artifacts: StanceModel | None
 
 
 def prepare_build(corpus_path: Path, index_dir: Path, encoder_path: Path | None, config: RetrievalConfig | None,
-                  artifacts: Artifacts | None, artifacts_optional: bool, min_docs: int = MIN_DOCS,
+                  artifacts: StanceModel | None, artifacts_optional: bool, min_docs: int = MIN_DOCS,
                   read_docs: bool = True) -> BuildInputs:
     """Read and check what a build needs before any work is done (see build_index). `read_docs=False`: the
     caller reads the corpus itself (a sharded build on Ray reads it in blocks) and `docs` is empty."""
@@ -159,14 +155,11 @@ def prepare_build(corpus_path: Path, index_dir: Path, encoder_path: Path | None,
     encoder_path = Path(encoder_path) if encoder_path else default_encoder_path()
     encoder = load_encoder(encoder_path)
     encoder_sha256 = model_fingerprint(encoder_path)
-    # The weights themselves, not the folder's name, decide whether the artifacts fit this encoder.
-    trained_on = artifacts.info.get("base_encoder_sha256") if artifacts is not None else None
-    if artifacts is not None and not isinstance(trained_on, str):
-        raise IndexDirError(f"artifacts {artifacts.root} record no base encoder fingerprint; retrain them")
-    if artifacts is not None and (artifacts.info.get("base_encoder_id") != encoder.model_id
-                                  or trained_on != encoder_sha256):
-        message = (f"artifacts {artifacts.root} were trained against encoder {artifacts.info.get('base_encoder_id')!r}"
-                   f" (sha256 {str(trained_on)[:12]}), but this index uses {encoder.model_id!r}"
+    # The weights themselves, not the folder's name, decide whether the model fits this encoder.
+    trained_on = artifacts.base_encoder if artifacts is not None else None
+    if trained_on is not None and (trained_on.model_id, trained_on.sha256) != (encoder.model_id, encoder_sha256):
+        message = (f"artifacts {artifacts.root} were trained against encoder {trained_on.model_id!r}"  # type: ignore[union-attr]
+                   f" (sha256 {trained_on.sha256[:12]}), but this index uses {encoder.model_id!r}"
                    f" (sha256 {encoder_sha256[:12]})")
         if not artifacts_optional:
             raise IndexDirError(message + ": build with the same --model or retrain")
@@ -175,7 +168,7 @@ def prepare_build(corpus_path: Path, index_dir: Path, encoder_path: Path | None,
     if config is None:
         # Never a stance contrast or refuter slots from artifacts: both are opt-in, set by a --config file only
         # (docs/stance.md: neither holds on propositions CaseFacts did not produce).
-        config = (RetrievalConfig(fusion=artifacts.fusion, weights=artifacts.weights)
+        config = (RetrievalConfig(fusion=artifacts.fusion, weights=dict(artifacts.weights))
                   if artifacts else RetrievalConfig())
     config.check()
     missing = [s for s, w in config.weights.items() if w and s not in BASE_SIGNALS and artifacts is None]
@@ -207,7 +200,7 @@ def build_lock(index_dir: Path) -> Iterator[Path]:
         lock.close()
 
 
-def _default_passages(config: RetrievalConfig) -> bool:
+def default_passages(config: RetrievalConfig) -> bool:
     """Whether a config cuts passages as `citator train` does (PassageSpec's defaults): only then are base passages
     computed elsewhere this index's."""
     spec = PassageSpec()
@@ -222,68 +215,8 @@ def passage_rules() -> str:
     return sha256_text(raw)[:12]
 
 
-def base_passage_cache(work: Path, corpus_sha256: str, encoder_sha256: str) -> tuple[Path, Path]:
-    """Where `citator train` keeps the base encoder's passage vectors and document tokens of one corpus in its work
-    folder (default passage spec, these rules): (vectors .npy, tokens folder). A build with these artifacts reads them
-    from there instead of encoding the same corpus again."""
-    stem = f"{_passage_cache_prefix(corpus_sha256, encoder_sha256)}-{passage_rules()}"
-    return work / f"{stem}.npy", work / f"{stem}-tokens"
-
-
-def _passage_cache_prefix(corpus_sha256: str, encoder_sha256: str) -> str:
-    """What every cache name of this corpus and encoder starts with, under any rules."""
-    return f"base-passages-{corpus_sha256[:12]}-{encoder_sha256[:12]}"
-
-
-def prune_passage_caches(work: Path, corpus_sha256: str, encoder_sha256: str) -> list[Path]:
-    """Remove the cached base passages of this corpus and encoder made under other rules, or named before the rules
-    were (they are never read again: each is some 200 MB on CaseFacts); the paths removed. Caches of other corpora
-    or encoders are kept, and one that cannot be removed is left where it is."""
-    prefix = _passage_cache_prefix(corpus_sha256, encoder_sha256)
-    ours = re.compile(re.escape(prefix) + r"(-[0-9a-f]{12})?(\.npy|-tokens)")
-    keep = {path.name for path in base_passage_cache(work, corpus_sha256, encoder_sha256)}
-    removed = []
-    for path in sorted(work.glob(f"{prefix}*")):
-        if path.name in keep or not ours.fullmatch(path.name):
-            continue
-        with contextlib.suppress(OSError):
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
-            removed.append(path)
-    return removed
-
-
-def training_passage_files(work: Path, corpus_sha256: str, encoder_sha256: str) -> tuple[Path, Path] | None:
-    """The files of base passages `citator train` cached in its work folder for this corpus and encoder
-    (vectors .npy, tokens folder), if both are there."""
-    vectors, tokens = base_passage_cache(work, corpus_sha256, encoder_sha256)
-    return (vectors, tokens) if vectors.is_file() and TokenStore.present(tokens) else None
-
-
-def _training_passages(artifacts: Artifacts, corpus_path: Path, encoder_sha256: str, config: RetrievalConfig,
-                       ) -> tuple[np.ndarray | None, TokenStore | None]:
-    """The base passage vectors and document tokens that `citator train` computed for this very corpus and encoder
-    and left in the artifacts' work folder (a copy of the artifacts without it has none): the same numbers a build
-    would compute, so it need not encode the corpus again. (None, None) when absent or of another passage spec."""
-    if not _default_passages(config):
-        return None, None
-    files = training_passage_files(artifacts.work_dir, sha256_file(corpus_path), encoder_sha256)
-    if files is None:
-        return None, None
-    vectors, tokens = files
-    try:
-        found = np.load(vectors), TokenStore.load(tokens)
-    except (OSError, ValueError, EOFError) as exc:  # a damaged copy (cut short, say): encode instead
-        print(f"warning: base passages in {vectors.parent} unreadable ({exc}); encoding the corpus", file=sys.stderr)
-        return None, None
-    print(f"base passages: reused from {vectors.parent} (citator train's, for this corpus and encoder)", file=sys.stderr)
-    return found
-
-
 def build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, encoder_path: Path, encoder,  # type: ignore[no-untyped-def]
-                  config: RetrievalConfig, progress: bool, artifacts: Artifacts | None,
+                  config: RetrievalConfig, progress: bool, artifacts: StanceModel | None,
                   passage_vectors: np.ndarray | None, passage_tokens: TokenStore | None,
                   encoder_sha256: str | None = None, part: ShardPart | None = None) -> Manifest:
     """The build itself, into a fresh folder of `index_dir`; `part`: these documents are a shard of a larger corpus."""
@@ -321,7 +254,7 @@ def build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, encod
             encoder_path=str(encoder_path.absolute()), encoder_id=encoder.model_id, config=config,
             citator_version=citator.__version__, built_at=time.time(), data_dir=tmp.name,
             artifacts_path=None if artifacts is None else str(artifacts.root),
-            artifacts_sha256=None if artifacts is None else sha256_file(artifacts.root / "manifest.json"),
+            artifacts_sha256=None if artifacts is None else sha256_file(artifacts.manifest_path),
             encoder_sha256=encoder_sha256, passage_rules=passage_rules(), files=record_files(tmp),
         )
         switch_to(index_dir, tmp, manifest)
@@ -350,7 +283,7 @@ def switch_to(index_dir: Path, data_dir: Path, manifest: Manifest) -> None:
     write_json_atomic(index_dir / MANIFEST, manifest.to_json())
 
 
-def export_query_graphs(data_dir: Path, encoder_path: Path, artifacts: Artifacts | None,
+def export_query_graphs(data_dir: Path, encoder_path: Path, artifacts: StanceModel | None,
                         config: RetrievalConfig) -> None:
     """The query encoders a search uses as ONNX graphs in the index, for a cold search's onnxruntime
     (models/onnx_encoder.py): the fine-tuned one of the artifacts, and the base one unless the artifacts' weights
@@ -366,12 +299,12 @@ def export_query_graphs(data_dir: Path, encoder_path: Path, artifacts: Artifacts
             onnx_encoder.export_onnx(Path(model_dir), data_dir / QUERY_GRAPHS / f"{name}.onnx")
 
 
-def needs_document_tokens(artifacts: Artifacts | None) -> bool:
+def needs_document_tokens(artifacts: StanceModel | None) -> bool:
     """Late interaction's document tokens are stored when the artifacts' ranker reads them (whichever fusion was
     chosen: benchmarks score the ranker too), or while training is still choosing (its dev index scores them all)."""
     if artifacts is None:
         return False
-    if artifacts.info.get("complete") is not True:
+    if not artifacts.complete:
         return True
     if artifacts.ranker_path is None:
         return False
@@ -380,7 +313,7 @@ def needs_document_tokens(artifacts: Artifacts | None) -> bool:
     return reads_late_interaction(load_ranker(artifacts.ranker_path).features)
 
 
-def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], passage_vectors: np.ndarray,
+def _add_artifacts(data_dir: Path, artifacts: StanceModel, docs: list[Document], passage_vectors: np.ndarray,
                    starts: np.ndarray, config: RetrievalConfig, part: ShardPart | None = None) -> None:
     """The fine-tuned query encoder, the proposition memory, the ranker, the memory's links to this corpus, the
     learned document vectors and the BM25 index of the documents expanded by the propositions that cite them.
@@ -409,16 +342,3 @@ def _add_artifacts(data_dir: Path, artifacts: Artifacts, docs: list[Document], p
     learned = apply_deltas(data_dir / "memory", ids, titles, base_document_vectors(passage_vectors, starts), start)
     if learned is not None:
         np.save(data_dir / "doc_embedding.npy", learned)
-
-
-def reusable_passages(index_dir: Path, corpus: Path, encoder_sha256: str) -> tuple[np.ndarray, TokenStore] | None:
-    """The base passage vectors and document tokens of an existing index built from the same corpus, encoder and
-    passage spec and rules (with artifacts whose ranker reads the tokens), if any: what `build_index` takes as
-    `passage_vectors`/`passage_tokens`, since they do not depend on the artifacts."""
-    manifest = read_manifest(index_dir)
-    same = (manifest.corpus_sha256 == sha256_file(corpus) and manifest.encoder_sha256 == encoder_sha256
-            and _default_passages(manifest.config) and manifest.passage_rules == passage_rules())
-    data = index_dir / manifest.data_dir
-    if not same or not TokenStore.present(data):
-        return None
-    return np.load(manifest.path(index_dir, "dense.npy")).astype(np.float32), TokenStore.load(data)

@@ -25,46 +25,49 @@ REBUILD = "rebuild with build.sh"
 
 def record_files(data_dir: Path) -> dict[str, dict[str, Any]]:
     """Every regular file under `data_dir` (relative POSIX path) -> {"bytes", "sha256"}."""
-    out = {}
-    for path in sorted(data_dir.rglob("*")):
-        if path.is_file() and not path.is_symlink():
-            out[path.relative_to(data_dir).as_posix()] = {"bytes": path.stat().st_size, "sha256": sha256_file(path)}
-    return out
+    return {path.relative_to(data_dir).as_posix(): file_entry(path) for path in sorted(data_dir.rglob("*"))
+            if path.is_file() and not path.is_symlink()}
 
 
-def check_recorded(files: Any, where: Path) -> dict[str, dict[str, Any]]:
-    """The manifest's `files` table, its form checked (names inside the data folder, sizes, hex digests)."""
+def file_entry(path: Path) -> dict[str, Any]:
+    """What a file table records of one file: {"bytes", "sha256"}."""
+    return {"bytes": path.stat().st_size, "sha256": sha256_file(path)}
+
+
+def check_recorded(files: Any, where: Path, remedy: str = REBUILD) -> dict[str, dict[str, Any]]:
+    """The manifest's `files` table, its form checked (names inside the data folder, sizes, hex digests).
+    `remedy`: what the error tells the user to do (a trained model's is to retrain)."""
     if not isinstance(files, dict) or not files:
-        raise IndexDirError(f"{where}: no file table (built by an older citator or edited); {REBUILD}")
+        raise IndexDirError(f"{where}: no file table (made by an older citator or edited); {remedy}")
     for name, entry in files.items():
         parts = Path(name).parts
         ok = (isinstance(entry, dict) and name and not Path(name).is_absolute() and ".." not in parts
               and isinstance(entry.get("bytes"), int) and not isinstance(entry.get("bytes"), bool)
               and entry["bytes"] >= 0 and isinstance(entry.get("sha256"), str) and len(entry["sha256"]) == 64)
         if not ok:
-            raise IndexDirError(f"{where}: file table entry {name!r} is malformed; {REBUILD}")
+            raise IndexDirError(f"{where}: file table entry {name!r} is malformed; {remedy}")
     return files
 
 
-def verify_sizes(data_dir: Path, files: dict[str, dict[str, Any]]) -> None:
+def verify_sizes(data_dir: Path, files: dict[str, dict[str, Any]], remedy: str = REBUILD) -> None:
     """Each recorded file is there, a regular file, of its recorded size (a truncated or swapped file is refused)."""
     for name, entry in files.items():
         path = data_dir / name
         try:
             st = os.lstat(path)
         except OSError:
-            raise IndexDirError(f"{path}: missing; the index is incomplete, {REBUILD}") from None
+            raise IndexDirError(f"{path}: missing; {remedy}") from None
         if not stat.S_ISREG(st.st_mode):
-            raise IndexDirError(f"{path}: not a regular file; {REBUILD}")
+            raise IndexDirError(f"{path}: not a regular file; {remedy}")
         if st.st_size != entry["bytes"]:
-            raise IndexDirError(f"{path}: {st.st_size} bytes, built as {entry['bytes']} (damaged); {REBUILD}")
+            raise IndexDirError(f"{path}: {st.st_size} bytes, made as {entry['bytes']} (damaged); {remedy}")
 
 
-def verify_digests(data_dir: Path, files: dict[str, dict[str, Any]]) -> None:
+def verify_digests(data_dir: Path, files: dict[str, dict[str, Any]], remedy: str = REBUILD) -> None:
     """Each recorded file has its recorded sha256."""
     for name, entry in files.items():
         if sha256_file(data_dir / name) != entry["sha256"]:
-            raise IndexDirError(f"{data_dir / name}: content differs from what was built (sha256); {REBUILD}")
+            raise IndexDirError(f"{data_dir / name}: content differs from what was made (sha256); {remedy}")
 
 
 def load_array(path: Path, ndim: int, kind: str, rows: int | None = None, mmap: bool = False) -> np.ndarray:

@@ -15,10 +15,10 @@ from citator.retrieve import contrast
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve import dense as dense_module
 from citator.retrieve.dense import DenseIndex
-from citator.retrieve.expansion import SIGNAL as EXPANDED
 from citator.retrieve.fusion import interpolate, rrf, top_k
 from citator.retrieve.index_files import check_starts, load_array, load_doc_ids, verify_digests
 from citator.retrieve.manifest import FINETUNED_ENCODER, QUERY_GRAPHS, Manifest, read_manifest
+from citator.retrieve.learned import ENCODER_SIGNALS, LearnedParts
 from citator.retrieve.lexical import LexicalIndex
 from citator.retrieve.passages import document_of_passage, max_per_document
 from citator.retrieve.late_interaction import TokenStore, reads_late_interaction
@@ -26,7 +26,6 @@ from citator.retrieve.ranker import Ranker, doc_years, load_ranker, ranked_candi
 
 if TYPE_CHECKING:
     from citator.models.encoder import TokenStates
-    from citator.retrieve.memory import PropositionMemory
 
 # A signal maps a batch of queries to a (n_queries, n_docs) score matrix.
 Signal = Callable[[Sequence[Query]], np.ndarray]
@@ -34,14 +33,6 @@ Signal = Callable[[Sequence[Query]], np.ndarray]
 MAX_BATCH_CELLS = 50_000_000
 # Beyond the exact-search threshold, dense MaxP looks only at each query's best passages.
 DENSE_TOP_PASSAGES = 1000
-MEMORY_SIGNALS = ("memory_max", "memory_same", "memory_vote", "memory_centroid")
-# Signals of the fine-tuned query encoder (one encoding per query feeds them all).
-LEARNED_SIGNALS = ("ft_dense", *MEMORY_SIGNALS, "doc_embedding")
-# Every signal that trained parts give (the encoder's, and BM25 over documents expanded by the propositions that
-# cite them): training's out-of-fold features recompute these from parts fitted without the query's fold.
-TRAINED_SIGNALS = (*LEARNED_SIGNALS, EXPANDED)
-
-
 @dataclass(frozen=True)
 class EncodedQueries:
     """A batch's fine-tuned query vectors and, where late interaction is used, their token states; `base`: the base
@@ -56,27 +47,28 @@ class EncodedQueries:
 BatchObserver = Callable[[int, Mapping[str, np.ndarray], EncodedQueries | None], None]
 
 
-def learned_signals(
-    vectors: np.ndarray, stances: Sequence[str], names: Sequence[str], dense_maxp: Callable[[np.ndarray], np.ndarray],
-    memory: PropositionMemory, links: tuple[np.ndarray, np.ndarray], doc_vectors: np.ndarray | None, n_docs: int,
-) -> dict[str, np.ndarray]:
-    """The signals in `names` that trained parts give, from the fine-tuned encoder's query vectors.
+# The index's folders of query encoders: each file is checked when a search loads it, not when the index opens.
+ENCODER_PARTS = (FINETUNED_ENCODER, QUERY_GRAPHS)
 
-    `dense_maxp` scores query vectors against the (base) passage vectors; `memory`/`links` are a PropositionMemory
-    linked to the corpus; `doc_vectors` the learned document vectors, if any. The searcher passes its artifacts'
-    parts; training passes parts fitted without the queries being scored (out-of-fold features for the ranker).
-    """
-    from citator.retrieve.memory import memory_signals
 
-    out: dict[str, np.ndarray] = {}
-    if "ft_dense" in names:
-        # The fine-tuned encoder is query-side only: it searches the base passage vectors.
-        out["ft_dense"] = dense_maxp(vectors)
-    if "doc_embedding" in names and doc_vectors is not None:
-        out["doc_embedding"] = vectors @ doc_vectors.T
-    if any(name in MEMORY_SIGNALS for name in names):
-        out.update({k: v for k, v in memory_signals(vectors, stances, memory, links, n_docs).items() if k in names})
-    return out
+def _is_weights(name: str) -> bool:
+    """A model's weights file, which running its ONNX graph instead leaves unread."""
+    return name.endswith((".safetensors", ".bin"))
+
+
+def _learned_parts(path: Callable[[str], Path], n_docs: int) -> LearnedParts:
+    """The model's parts the build copied into the index and linked to its documents, checked."""
+    from citator.errors import IndexDirError
+    from citator.retrieve.memory import PropositionMemory
+
+    memory = PropositionMemory.load(path("memory"))
+    links = load_array(path("memory_links.npy"), 2, "i", rows=2)
+    if len(links[0]) and (int(links[1].max()) >= n_docs or int(links[0].max()) >= len(memory.entries)
+                          or int(links.min()) < 0):
+        raise IndexDirError(f"{path('memory_links.npy')}: links point outside the corpus; rebuild with build.sh")
+    vectors = (load_array(path("doc_embedding.npy"), 2, "f", rows=n_docs) if path("doc_embedding.npy").is_file()
+               else None)
+    return LearnedParts.of(memory, (links[0], links[1]), vectors, LexicalIndex.load(path("lexical_expanded")), n_docs)
 
 
 def _checked_tokens(data_dir: Path, n_docs: int) -> TokenStore:
@@ -98,10 +90,19 @@ def query_encoder(index_dir: Path, manifest: Manifest, model_dir: str | Path, gr
     """The query encoder of `model_dir`, run from the index's ONNX graph `graph_name` where the build wrote one
     (and the search is `cold`): a graph that does not load is index damage."""
     from citator.errors import ConfigError, IndexDirError
-    from citator.models.load import load_query_encoder
+    from citator.models.load import load_query_encoder, runs_graph
 
     graph = manifest.path(index_dir, f"{QUERY_GRAPHS}/{graph_name}.onnx") if graph_name else None
     graph = graph if graph is not None and graph.is_file() else None
+    # The index's files this encoder reads are checked now, as they are loaded (open_index left them out).
+    data = index_dir / manifest.data_dir
+    graph_run = runs_graph(Path(model_dir), cold, graph)
+    reads = {graph.relative_to(data).as_posix()} if graph_run and graph is not None else set()
+    inside = Path(model_dir).absolute()
+    if inside.is_relative_to(data):
+        folder = inside.relative_to(data).as_posix() + "/"
+        reads |= {n for n in manifest.files if n.startswith(folder) and not (graph_run and _is_weights(n))}
+    verify_digests(data, {n: manifest.files[n] for n in sorted(reads) if n in manifest.files})
     try:
         return load_query_encoder(model_dir, cold, graph)
     except ConfigError as exc:
@@ -129,7 +130,10 @@ class StanceSearcher:
         path = lambda name: self.manifest.path(self.index_dir, name)  # noqa: E731
         # Everything read back is checked against what the build recorded (retrieve/index_files.py).
         n_docs, n_passages = self.manifest.n_docs, self.manifest.n_passages
-        verify_digests(self.index_dir / self.manifest.data_dir, self.manifest.files)
+        # Encoders and their graphs are checked when loaded (query_encoder): a search may never read them (a cold
+        # one runs the graphs, a server the encoders; with a model, the base encoder's are not used at all).
+        verify_digests(self.index_dir / self.manifest.data_dir,
+                       {n: e for n, e in self.manifest.files.items() if n.split("/")[0] not in ENCODER_PARTS})
         self.doc_ids: list[str] = load_doc_ids(path("doc_ids.json"), n_docs)
         self.years = doc_years(self.doc_ids)
         self.passage_starts = load_array(path("passage_starts.npy"), 1, "i", rows=n_docs)
@@ -144,38 +148,24 @@ class StanceSearcher:
         self.signals: dict[str, Signal] = {
             "bm25": lambda qs: self.lexical_doc.score_all([q.text for q in qs]),
             "bm25_maxp": lambda qs: max_per_document(self.lexical_passage.score_all([q.text for q in qs]), self.passage_starts),
-            "dense": lambda qs: self._dense_maxp(self.encoder.encode_queries([q.text for q in qs], [q.stance for q in qs])),
+            "dense": lambda qs: self.dense_maxp(self.encoder.encode_queries([q.text for q in qs], [q.stance for q in qs])),
         }
         self.ranker: Ranker | None = None
-        self.lexical_expanded: LexicalIndex | None = None
         self.late_store: TokenStore | None = None
-        self.doc_vectors: np.ndarray | None = None
-        self.citations: dict[str, np.ndarray] | None = None
+        self.learned: LearnedParts | None = None  # the trained model's parts, when the index was built with one
+        self.ft_encoder = None
         if self.manifest.artifacts_path is not None:
-            from citator.errors import IndexDirError
-            from citator.retrieve.memory import PropositionMemory, citation_counts
-
-            # The build copied what the artifacts hold into the index: the artifacts themselves are not read.
+            # The build copied the model into the index: the model's own folder is not read.
             self.ft_encoder = self._query_encoder(path(FINETUNED_ENCODER), "finetuned") if encoders else None
-            self.memory = PropositionMemory.load(path("memory"))
-            links = load_array(path("memory_links.npy"), 2, "i", rows=2)
-            if len(links[0]) and (int(links[1].max()) >= n_docs or int(links[0].max()) >= len(self.memory.entries)
-                                  or int(links.min()) < 0):
-                raise IndexDirError(f"{path('memory_links.npy')}: links point outside the corpus; rebuild with build.sh")
-            self.memory_links = (links[0], links[1])
-            self.citations = citation_counts(self.memory, self.memory_links, len(self.doc_ids))
-            if path("doc_embedding.npy").is_file():
-                self.doc_vectors = load_array(path("doc_embedding.npy"), 2, "f", rows=n_docs)
+            self.learned = _learned_parts(path, n_docs)
             if path("ranker.json").is_file():
                 self.ranker = load_ranker(path("ranker.json"))
             if TokenStore.present(self.index_dir / self.manifest.data_dir):
                 self.late_store = _checked_tokens(self.index_dir / self.manifest.data_dir, n_docs)
-            expanded = self.lexical_expanded = LexicalIndex.load(path("lexical_expanded"))
-            self.signals[EXPANDED] = lambda qs: expanded.score_all([q.text for q in qs])
 
     def use_numba(self) -> None:
         """BM25 by numba's kernel (lexical.LexicalIndex.use_numba): for long-lived processes only."""
-        for lexical in (self.lexical_doc, self.lexical_passage, self.lexical_expanded):
+        for lexical in (self.lexical_doc, self.lexical_passage, self.learned and self.learned.expanded):
             if lexical is not None:
                 lexical.use_numba()
 
@@ -190,7 +180,7 @@ class StanceSearcher:
     def _query_encoder(self, model_dir: str | Path, graph_name: str | None):  # type: ignore[no-untyped-def]
         return query_encoder(self.index_dir, self.manifest, model_dir, graph_name, self._cold)
 
-    def _dense_maxp(self, vectors: np.ndarray) -> np.ndarray:
+    def dense_maxp(self, vectors: np.ndarray) -> np.ndarray:
         """MaxP of query vectors against the passage vectors (base or fine-tuned queries search the same ones)."""
         index = self.dense
         if index.size <= dense_module.FAISS_THRESHOLD:
@@ -219,47 +209,57 @@ class StanceSearcher:
         """The ranker has late-interaction features and the index holds the document tokens they need."""
         return self.late_store is not None and self.ranker is not None and reads_late_interaction(self.ranker.features)
 
-    def _learned(self, queries: Sequence[Query], names: Sequence[str], encoded: EncodedQueries | None
-                 ) -> dict[str, np.ndarray]:
-        """The fine-tuned encoder's signals from one encoding per query."""
-        vectors = encoded.vectors if encoded is not None and encoded.vectors is not None else self.encode(queries).vectors
-        return learned_signals(vectors, [q.stance for q in queries], names, self._dense_maxp, self.memory,
-                               self.memory_links, self.doc_vectors, len(self.doc_ids))
-
     def available_signals(self) -> list[str]:
-        if not self.manifest.artifacts_path:
-            return list(self.signals)
-        learned = [n for n in LEARNED_SIGNALS if n != "doc_embedding" or self.doc_vectors is not None]
-        return list(self.signals) + learned
+        return list(self.signals) + (self.learned.names if self.learned is not None else [])
 
-    def signal_matrices(self, queries: Sequence[Query], names: Sequence[str], encoded: EncodedQueries | None = None
-                        ) -> dict[str, np.ndarray]:
-        """(n_queries, n_docs) scores of each named signal; `encoded`: this batch's `encode`, if already made."""
+    def signal_matrices(self, queries: Sequence[Query], names: Sequence[str], encoded: EncodedQueries | None = None,
+                        learned: LearnedParts | None = None) -> dict[str, np.ndarray]:
+        """(n_queries, n_docs) scores of each named signal; `encoded`: this batch's `encode`, if already made.
+        `learned`: a model's parts over this index's corpus to score with in place of the index's own (training's
+        out-of-fold features: parts fitted without these queries)."""
         given = encoded.base if encoded is not None else None
-        out = {name: self._dense_maxp(given) if name == "dense" and given is not None else self.signals[name](queries)
+        out = {name: self.dense_maxp(given) if name == "dense" and given is not None else self.signals[name](queries)
                for name in names if name in self.signals}
-        if self._uses_ft_encoder(names):
-            out.update(self._learned(queries, names, encoded))
+        learned = learned if learned is not None else self.learned
+        if learned is not None:
+            vectors = None
+            if any(n in ENCODER_SIGNALS for n in names):
+                known = encoded is not None and encoded.vectors is not None
+                vectors = encoded.vectors if known else self.encode(queries).vectors  # type: ignore[union-attr]
+            out.update(learned.signals([q.text for q in queries], [q.stance for q in queries], vectors, names,
+                                       self.dense_maxp))
         return out
 
     def _uses_ft_encoder(self, names: Sequence[str]) -> bool:
-        return bool(self.manifest.artifacts_path) and any(n in LEARNED_SIGNALS for n in names)
+        return self.learned is not None and any(n in ENCODER_SIGNALS for n in names)
+
+    def candidates(self, signals: Mapping[str, np.ndarray], queries: Sequence[Query], weights: Mapping[str, float],
+                   depth: int, norm_depth: int = 100, tokens: TokenStates | None = None,
+                   learned: LearnedParts | None = None) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+        """The interpolation's scores, its top `depth` candidates per query and the ranker's features for them
+        (ranker.ranked_candidates), with this index's years, late-interaction store and the citation counts of
+        `learned` (default: the index's model). Search and training both rank through this."""
+        learned = learned if learned is not None else self.learned
+        return ranked_candidates(signals, [q.stance for q in queries], self.years, weights, depth, norm_depth,
+                                 None if learned is None else learned.citations, tokens, self.late_store)
 
     def fuse(self, signals: Mapping[str, np.ndarray], queries: Sequence[Query] | None = None,
-             config: RetrievalConfig | None = None, encoded: EncodedQueries | None = None) -> np.ndarray:
-        """One score per document; with learned fusion, the ranker reorders the interpolation's top candidates."""
+             config: RetrievalConfig | None = None, encoded: EncodedQueries | None = None,
+             ranker: Ranker | None = None) -> np.ndarray:
+        """One score per document; with learned fusion, the ranker (default: the index's) reorders the
+        interpolation's top candidates."""
         config = config or self.config
+        ranker = ranker if ranker is not None else self.ranker
         if config.fusion == "rrf":
             return rrf(signals, config.weights, config.rrf_k)
-        if config.fusion != "learned" or self.ranker is None or queries is None:
+        if config.fusion != "learned" or ranker is None or queries is None:
             return interpolate(signals, config.weights, config.norm_depth)
         tokens = None
-        if self.uses_late_interaction:
+        if self.late_store is not None and reads_late_interaction(ranker.features):
             tokens = (encoded if encoded is not None and encoded.tokens is not None else self.encode(queries)).tokens
-        base, cand, names, x = ranked_candidates(signals, [q.stance for q in queries], self.years, config.weights,
-                                                 self.ranker.candidates, config.norm_depth, self.citations, tokens,
-                                                 self.late_store)
-        logits = self.ranker.score(names, x)
+        base, cand, names, x = self.candidates(signals, queries, config.weights, ranker.candidates,
+                                               config.norm_depth, tokens)
+        logits = ranker.score(names, x)
         # Candidates rank by the ranker (scores in (1, 2)), above every non-candidate, which keeps its interpolated
         # order below (scores at most -1, shifted per query: a query's scores do not depend on the rest of the batch).
         out = base - base.max(axis=1, keepdims=True) - 1.0
@@ -298,13 +298,14 @@ class StanceSearcher:
         queries = cut_for_search(queries)  # bounded work per query, whoever calls (data/queries.py)
         names = self.needed_signals()
         batch_size = max(1, min(batch_size, MAX_BATCH_CELLS // max(self.manifest.n_passages, 1)))
-        slots = self.config.refuter_slots if self.citations is not None else 0
+        citations = self.learned.citations if self.learned is not None else None
+        slots = self.config.refuter_slots if citations is not None else 0
         paired = bool(self.config.stance_contrast or slots) and bool(contrast.both_stance_groups(queries))
         # The contrast and the slots move the first `head` places only, whose scores do not depend on the sub-batch;
         # beyond them, up to `head` extra places make up for documents the head took from further down.
         head = self._contrast_depth()
         depth = (head if k <= head else k + head) if paired else k
-        refuters = contrast.known_refuters(self.citations) if paired and slots else None
+        refuters = contrast.known_refuters(citations) if paired and slots else None
         # Rows whose refuted answer gets refuter slots: their best refuters, from the fused order over all documents.
         slot_rows = set(contrast.refuted_rows(queries)) if refuters is not None else set()
         best: dict[int, np.ndarray] = {}

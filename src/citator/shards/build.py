@@ -23,7 +23,6 @@ import citator
 from citator.data.hashing import sha256_file
 from citator.data.records import Document
 from citator.errors import ConfigError, IndexDirError
-from citator.retrieve.artifacts import Artifacts, read_artifacts
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.index_dir import (
     ShardPart,
@@ -37,8 +36,10 @@ from citator.retrieve.index_dir import (
     prepare_build,
     switch_to,
 )
+from citator.retrieve.index_files import file_entry
 from citator.retrieve.lexical import CorpusStats, LexicalIndex, Tokenized
 from citator.retrieve.manifest import MANIFEST, Manifest, ShardRef, read_manifest
+from citator.retrieve.model import StanceModel
 from citator.shards.read import documents, read_corpus_blocks
 from citator.shards.search import check_shardable
 from citator.shards.workers import LocalPool, RayPool, connect
@@ -63,7 +64,7 @@ class ShardBuilder:
         if artifacts is not None:
             from citator.retrieve.memory import PropositionMemory
 
-            memory = PropositionMemory.load(read_artifacts(Path(artifacts)).memory_dir)
+            memory = PropositionMemory.load(StanceModel.load(Path(artifacts)).memory_dir)
             links = corpus_links(memory, corpus_ids, corpus_titles, start, len(docs))
         texts = lexical_texts(docs, config, memory, links)
         self._tokens[shard] = {name: LexicalIndex.tokenize(t) for name, t in texts.items()}
@@ -75,7 +76,7 @@ class ShardBuilder:
               progress: bool) -> int:
         """Round 2: the shard's index directory, scored with the corpus's `stats`; its number of passages."""
         part = ShardPart(start, corpus_ids, corpus_titles, stats, self._tokens.pop(shard))
-        found = read_artifacts(Path(artifacts)) if artifacts is not None else None
+        found = StanceModel.load(Path(artifacts)) if artifacts is not None else None
         Path(shard_dir).mkdir(parents=True)
         manifest = build_locked(self._docs.pop(shard), Path(corpus), Path(shard_dir), Path(encoder_path),
                                 self.encoder, config, progress, found, None, None, encoder_sha256, part)
@@ -88,7 +89,7 @@ def shard_starts(n_docs: int, shards: int) -> list[int]:
 
 
 def build_sharded(corpus_path: Path, index_dir: Path, shards: int, encoder_path: Path | None = None,
-                  config: RetrievalConfig | None = None, artifacts: Artifacts | None = None,
+                  config: RetrievalConfig | None = None, artifacts: StanceModel | None = None,
                   artifacts_optional: bool = False, progress: bool = True, ray: str | None = None,
                   workers: int | None = None) -> Manifest:
     """A sharded index of the corpus in `index_dir`: `shards` parts, built by `workers` workers (default: one per
@@ -151,13 +152,13 @@ def build_sharded(corpus_path: Path, index_dir: Path, shards: int, encoder_path:
         (tmp / "doc_ids.json").write_text(json.dumps(ids), encoding="utf-8")
         # The manifest records the files of its own: the corpus's ids and each shard's manifest, which records (and
         # has checked when its shard is loaded) every file of its shard.
-        own = {name: {"bytes": (tmp / name).stat().st_size, "sha256": sha256_file(tmp / name)}
-               for name in ["doc_ids.json", *(f"{ref.name}/{MANIFEST}" for ref in refs)]}
+        own = {name: file_entry(tmp / name) for name in ["doc_ids.json", *(f"{ref.name}/{MANIFEST}" for ref in refs)]}
         manifest = Manifest(
             corpus_sha256=sha256_file(corpus), n_docs=len(ids), n_passages=sum(passages),
             encoder_path=str(inputs.encoder_path.absolute()), encoder_id=inputs.encoder.model_id,
             config=inputs.config, citator_version=citator.__version__, built_at=time.time(), data_dir=tmp.name,
-            artifacts_path=art, artifacts_sha256=None if art is None else sha256_file(Path(art) / "manifest.json"),
+            artifacts_path=art,
+            artifacts_sha256=None if inputs.artifacts is None else sha256_file(inputs.artifacts.manifest_path),
             encoder_sha256=inputs.encoder_sha256, passage_rules=passage_rules(), files=own, shards=refs)
         switch_to(where, tmp, manifest)
     return manifest

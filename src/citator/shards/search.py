@@ -38,7 +38,8 @@ from citator.retrieve.ranker import (
     load_ranker,
     ranked_places,
 )
-from citator.retrieve.searcher import LEARNED_SIGNALS, MAX_BATCH_CELLS, EncodedQueries, StanceSearcher, query_encoder
+from citator.retrieve.learned import ENCODER_SIGNALS
+from citator.retrieve.searcher import MAX_BATCH_CELLS, EncodedQueries, StanceSearcher, query_encoder
 from citator.shards.workers import LocalPool, RayPool, connect, ray_address, share_of_cpus
 
 
@@ -98,7 +99,8 @@ class ShardWorker:
         late = None
         if s.uses_late_interaction and encoded.tokens is not None and s.late_store is not None:
             late = late_scores(encoded.tokens, idx, s.late_store)
-        values = gather_candidates(signals, s.years, idx, citations=s.citations, late=late, bounds=bounds)
+        citations = s.learned.citations if s.learned is not None else None
+        values = gather_candidates(signals, s.years, idx, citations=citations, late=late, bounds=bounds)
         return ShardCandidates(idx, scores, values)
 
     def document(self, position: int) -> Document:
@@ -187,7 +189,7 @@ class ShardedSearcher:
         first = read_manifest(first_dir)
         self._first, self._cold = (first_dir, first), cold
         self.ft_encoder = None
-        if self.manifest.artifacts_path is not None and (self.late or any(n in LEARNED_SIGNALS for n in self.names)):
+        if self.manifest.artifacts_path is not None and (self.late or any(n in ENCODER_SIGNALS for n in self.names)):
             self.ft_encoder = query_encoder(first_dir, first, first.path(first_dir, FINETUNED_ENCODER), "finetuned",
                                             cold)
         self.ranker = load_ranker(first.path(first_dir, "ranker.json")) if self.learned else None

@@ -17,7 +17,7 @@ from citator.data.atomic import check_output, open_append
 from citator.data.queries import cut_for_search
 from citator.data.records import ResultLine
 from citator.errors import CitatorError, ConfigError, IndexDirError, ResultsError
-from citator.retrieve.artifacts import Artifacts
+from citator.retrieve.model import StanceModel
 from citator.retrieve.config import RetrievalConfig
 from citator.retrieve.manifest import MANIFEST, Manifest, read_manifest
 from citator.retrieve.service_protocol import PID_NAME, READY_NAME, search_via_service, service_dir
@@ -92,7 +92,7 @@ def start_server(index_dir: Path, timeout: float = 300.0, ray: str | None = None
 
 def build(
     corpus: Path, index_dir: Path, model: Path | None = None, config: RetrievalConfig | None = None, serve: bool = True,
-    artifacts: Artifacts | None = None, artifacts_optional: bool = False, passage_vectors: np.ndarray | None = None,
+    artifacts: StanceModel | None = None, artifacts_optional: bool = False, passage_vectors: np.ndarray | None = None,
     passage_tokens: TokenStore | None = None, shards: int | None = None, ray: str | None = None,
     workers: int | None = None,
 ) -> Manifest:
@@ -102,7 +102,8 @@ def build(
     or a build that fails, leaves the old index and its running server answering. Between the manifest switch and
     the new server's start, run.sh sees the old server's fingerprint no longer match and searches in-process.
     A server that cannot start does not fail the build: run.sh then searches in-process. `passage_vectors` and
-    `passage_tokens` (see `build_index`) are base passages already computed for this corpus and encoder.
+    `passage_tokens` (see `build_index`) are base passages already computed for this corpus and encoder; without
+    them, those the model's training left in its work folder are used where they fit.
     """
     # Imported here: run.sh's client path (search) stays free of numpy and the index's builders.
     from citator.retrieve.index_dir import build_index
@@ -113,6 +114,12 @@ def build(
         manifest = build_sharded(corpus, index_dir, shards, model, config, artifacts, artifacts_optional, ray=ray,
                                  workers=workers)
     else:
+        if artifacts is not None and passage_vectors is None:
+            from citator.learn.passage_cache import training_passages
+            from citator.models.fingerprint import model_fingerprint
+
+            found = training_passages(artifacts, corpus, model_fingerprint(model), config)
+            passage_vectors, passage_tokens = found if found is not None else (None, None)
         manifest = build_index(corpus, index_dir, model, config, artifacts=artifacts,
                                artifacts_optional=artifacts_optional, passage_vectors=passage_vectors,
                                passage_tokens=passage_tokens)
