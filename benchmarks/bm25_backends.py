@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from citator.data import read_queries, write_json_atomic
-from citator.retrieve.manifest import read_manifest
-from citator.retrieve.lexical import LexicalIndex
+from citator.stance.retrieve.manifest import read_manifest
+from citator.engines.lexical import LexicalIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 

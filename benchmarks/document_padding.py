@@ -20,7 +20,7 @@ import numpy as np
 
 from citator.data import write_json_atomic
 from citator.models.load import default_encoder_path, load_encoder
-from citator.retrieve.passages import PassageSpec, passage_layout
+from citator.engines.passages import PassageSpec, passage_layout
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "data" / "stance" / "casefacts" / "corpus.jsonl"

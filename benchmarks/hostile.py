@@ -47,9 +47,9 @@ def all_long(queries: list[Query]) -> list[Query]:
 
 
 def time_in_process(index: Path, queries: list[Query]) -> dict[str, float]:
-    import citator.retrieve.searcher as searcher_module
+    import citator.stance.retrieve.searcher as searcher_module
     from citator.data.queries import cut_for_search
-    from citator.retrieve.searcher import StanceSearcher
+    from citator.stance.retrieve.searcher import StanceSearcher
 
     searcher = StanceSearcher(index, cold=True)
     searcher.search(queries[1:3], 10)  # load the encoder once, outside the timings
@@ -78,9 +78,9 @@ def time_run_sh(index: Path, queries: Path, extra: list[str]) -> float:
 
 
 def time_verification(index: Path) -> dict[str, float]:
-    from citator.retrieve.index_files import verify_digests, verify_sizes
-    from citator.retrieve.manifest import read_manifest
-    from citator.retrieve.searcher import StanceSearcher
+    from citator.stance.retrieve.index_files import verify_digests, verify_sizes
+    from citator.stance.retrieve.manifest import read_manifest
+    from citator.stance.retrieve.searcher import StanceSearcher
 
     manifest = read_manifest(index)
     data = index / manifest.data_dir
@@ -146,8 +146,8 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="search the index an earlier run built (same code)")
     parser.add_argument("--artifacts", type=Path, help="trained artifacts to build the index with (default: none)")
     args = parser.parse_args()
-    from citator.workloads.stance import build, start_server, stop_server
-    from citator.retrieve.model import StanceModel
+    from citator.stance.workload import build, start_server, stop_server
+    from citator.stance.retrieve.model import StanceModel
 
     WORK.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()[0]  # other work on the machine slows every timing here; it is reported beside them

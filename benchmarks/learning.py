@@ -77,8 +77,8 @@ def labeled(folder: Path, name: str) -> tuple[list, list, Qrels]:  # type: ignor
 
 
 def systems(searcher, queries) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
-    from citator.retrieve.fusion import interpolate
-    from citator.retrieve.config import RetrievalConfig
+    from citator.engines.fusion import interpolate
+    from citator.stance.retrieve.config import RetrievalConfig
 
     names = searcher.available_signals()
     encoded = searcher.encode(queries)
@@ -107,10 +107,10 @@ def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> di
     from citator.data.hashing import sha256_file
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path
-    from citator.retrieve.fusion import top_k
-    from citator.learn.passage_cache import reusable_passages, training_passage_files
-    from citator.retrieve.model import StanceModel
-    from citator.retrieve.searcher import StanceSearcher
+    from citator.engines.fusion import top_k
+    from citator.stance.learn.passage_cache import reusable_passages, training_passage_files
+    from citator.stance.retrieve.model import StanceModel
+    from citator.stance.retrieve.searcher import StanceSearcher
 
     folder = DATA / name
     out: dict = {}
@@ -148,7 +148,7 @@ def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> di
         # The base encoder's passage vectors and document tokens do not depend on the artifacts: a rebuild for new
         # artifacts takes them from the index already there (a fresh build's numbers, the vectors rounded to float16
         # as the index stores them). The server must start: a warm timing must not be an in-process one.
-        from citator.workloads.stance import build, start_server
+        from citator.stance.workload import build, start_server
 
         start = time.perf_counter()
         build(folder / "corpus.jsonl", index, artifacts=model, passage_vectors=reused[0],

@@ -30,7 +30,7 @@ import numpy as np
 
 from citator.data import read_ground_truth, read_queries, read_results, write_json_atomic, write_queries
 from citator.evaluate import per_query
-from citator.retrieve.index_files import record_files
+from citator.stance.retrieve.index_files import record_files
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "benchmarks" / "work" / "query_encoder"

@@ -46,7 +46,7 @@ def main() -> int:
     from citator.rerank.deployment import load_deployment
     from citator.rerank.pool import read_pool
     from citator.rerank.runner import Runner
-    from citator.workloads.rerank_dl import run_pool
+    from citator.rerank.workload import run_pool
 
     model = Path(args.model) if args.model else tiny_model()
     runner = Runner.load(model, load_deployment(args.deployment), "bm25")

@@ -48,7 +48,7 @@ def source_documents() -> list[dict]:
 
 def corpus_of(passages: int, path: Path) -> int:
     """A corpus of about `passages` passages (the real texts, repeated with fresh ids); its document count."""
-    from citator.retrieve.passages import PassageSpec, passage_layout
+    from citator.engines.passages import PassageSpec, passage_layout
 
     if path.is_file():
         return sum(1 for _ in path.open())
@@ -89,8 +89,8 @@ def same_answers(one, other) -> bool:  # type: ignore[no-untyped-def]
 
 
 def measure_build(corpus: Path, n_passages: int, cluster: str) -> list[dict]:
-    from citator.retrieve.index_dir import build_index
-    from citator.shards.build import build_sharded
+    from citator.stance.retrieve.index_dir import build_index
+    from citator.stance.shards.build import build_sharded
 
     rows = []
     for name, run in (("one index, this process", lambda d: build_index(corpus, d, progress=False)),
@@ -113,10 +113,10 @@ def measure_build(corpus: Path, n_passages: int, cluster: str) -> list[dict]:
 
 def measure_search(size: int, queries: list, latency_queries: int, cluster: str) -> list[dict]:
     from citator.models.transformer_encoder import TransformerEncoder
-    from citator.retrieve.index_dir import build_index
-    from citator.retrieve.searcher import StanceSearcher
-    from citator.shards.build import build_sharded
-    from citator.shards.search import ShardedSearcher
+    from citator.stance.retrieve.index_dir import build_index
+    from citator.stance.retrieve.searcher import StanceSearcher
+    from citator.stance.shards.build import build_sharded
+    from citator.stance.shards.search import ShardedSearcher
 
     corpus = WORK / f"corpus-{size}.jsonl"
     n_docs = corpus_of(size, corpus)

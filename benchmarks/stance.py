@@ -53,9 +53,9 @@ def timed_run_sh(index: Path, queries: Path, out: Path, extra: list[str]) -> flo
 
 
 def bench_dataset(name: str, data: Path, reuse: dict | None) -> dict:  # type: ignore[type-arg]
-    from citator.workloads.stance import build, start_server, stop_server
-    from citator.retrieve.fusion import top_k
-    from citator.retrieve.searcher import StanceSearcher
+    from citator.stance.workload import build, start_server, stop_server
+    from citator.engines.fusion import top_k
+    from citator.stance.retrieve.searcher import StanceSearcher
 
     folder = data / name
     corpus = read_corpus(folder / "corpus.jsonl")

@@ -27,7 +27,7 @@ import numpy as np
 
 from citator.data import Query, read_corpus, read_ground_truth, read_queries, write_json_atomic
 from citator.evaluate import per_query
-from citator.retrieve.model import StanceModel
+from citator.stance.retrieve.model import StanceModel
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "benchmarks" / "work"
@@ -94,8 +94,8 @@ def cached_passages(name: str, artifacts: Path):  # type: ignore[no-untyped-def]
     from citator.data.hashing import sha256_file
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path
-    from citator.learn.passage_cache import training_passage_files
-    from citator.retrieve.late_interaction import TokenStore
+    from citator.stance.learn.passage_cache import training_passage_files
+    from citator.stance.retrieve.late_interaction import TokenStore
 
     files = training_passage_files(artifacts / "work", sha256_file(DATA / name / "corpus.jsonl"),
                                    model_fingerprint(default_encoder_path()))
@@ -106,7 +106,7 @@ def index(name: str, artifacts: Path, trained_index: bool, encode: bool) -> Path
     """An index of NAME's corpus, with the artifacts or without them, built once, from the base passages training
     cached (the same numbers a build would encode); without them it encodes the corpus, or with `encode` False
     gives None."""
-    from citator.workloads.stance import build
+    from citator.stance.workload import build
 
     path = WORK / "fresh" / name / ("trained" if trained_index else "untrained")
     if not (path / "manifest.json").is_file():
@@ -130,7 +130,7 @@ def runs(searcher, queries: Sequence[Query], variants: dict[str, dict]) -> dict[
 
 
 def main() -> None:
-    from citator.retrieve.searcher import StanceSearcher
+    from citator.stance.retrieve.searcher import StanceSearcher
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--artifacts", nargs="*", default=[],

@@ -68,7 +68,7 @@ def _summary(name: str, metrics: dict, seconds: float) -> dict:
 def _between(name: str, keyword: dict, hybrid: dict) -> dict:
     """Hybrid minus keyword over the ranking queries, paired by query and resampled by family, for pool order
     ("keyword" in per_query) and for the reranked order."""
-    from citator.workloads.statutes.metrics import interval_json
+    from citator.statutes.metrics import interval_json
     from citator.evaluate.bootstrap import paired_family_bootstrap
 
     out: dict[str, dict] = {}
@@ -109,8 +109,8 @@ def main() -> int:
                         help="hybrid: vector cache, one subfolder per suite")
     args = parser.parse_args()
 
-    from citator.workloads.statutes.run import RunConfig, run_statutes
-    from citator.providers.embedding import EmbeddingProvider
+    from citator.statutes.run import RunConfig, run_statutes
+    from citator.statutes.providers.embedding import EmbeddingProvider
 
     provider = EmbeddingProvider()
     results: dict[str, object] = {}

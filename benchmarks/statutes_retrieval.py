@@ -24,7 +24,7 @@ KEYS = ("coverage", "hit@1", "hit@5", "hit@10", "rr")
 
 
 def _variants():  # type: ignore[no-untyped-def]
-    from citator.workloads.statutes.hybrid import DEFAULT
+    from citator.statutes.hybrid import DEFAULT
 
     w = dict(DEFAULT.weights)
     return {
@@ -37,7 +37,7 @@ def _variants():  # type: ignore[no-untyped-def]
 
 
 def _score(pools, suite) -> dict[str, float]:  # type: ignore[no-untyped-def]
-    from citator.workloads.statutes.metrics import score_order
+    from citator.statutes.metrics import score_order
 
     scores = []
     for q in suite:
@@ -57,10 +57,10 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "statutes_retrieval.json")
     args = parser.parse_args()
 
-    from citator.workloads.statutes.hybrid import HybridIndex
-    from citator.workloads.statutes.keyword import KeywordIndex
-    from citator.workloads.statutes.pool import POOL_SIZE
-    from citator.workloads.statutes.vectors import SectionVectors
+    from citator.statutes.hybrid import HybridIndex
+    from citator.statutes.keyword import KeywordIndex
+    from citator.statutes.pool import POOL_SIZE
+    from citator.statutes.vectors import SectionVectors
     from citator.data.statutes import read_sections, read_suite
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import load_encoder

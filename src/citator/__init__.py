@@ -19,9 +19,9 @@ __all__ = ["Brief", "CitatorError", "DataError", "Hit", "Ranking", "Reranker", "
            "statute_benchmark", "__version__"]
 
 # Loaded on first use: `import citator` stays light (run.sh's client never pays for numpy or the encoders).
-_LAZY = {"StanceIndex": "citator.brief.index", "Brief": "citator.brief.records", "Hit": "citator.brief.records",
+_LAZY = {"StanceIndex": "citator.stance.brief.index", "Brief": "citator.stance.brief.records", "Hit": "citator.stance.brief.records",
          "Reranker": "citator.rerank.reranker", "Ranking": "citator.rerank.reranker",
-         "statute_benchmark": "citator.workloads.statutes.run"}
+         "statute_benchmark": "citator.statutes.run"}
 
 
 def __getattr__(name: str) -> object:

@@ -14,8 +14,8 @@ SAMPLE = Path(__file__).parent / "samples" / "casefacts"
 
 
 def main(workdir: str = ".demo") -> int:
-    from citator.workloads.stance import build
-    from citator.retrieve.searcher import StanceSearcher
+    from citator.stance.workload import build
+    from citator.stance.retrieve.searcher import StanceSearcher
 
     index_dir = Path(workdir) / "index"
     start = time.monotonic()

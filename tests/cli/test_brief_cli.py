@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from citator.brief.index import StanceIndex
+from citator.stance.brief.index import StanceIndex
 from citator.cli.main import main
 from fixtures.brief import HOSTILE_ID
 

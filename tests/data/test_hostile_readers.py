@@ -40,12 +40,12 @@ def _readers() -> dict[str, tuple[Callable[[Path], Any], bytes, str]]:
     from citator.data.jsonl import read_json
     from citator.data.statutes import read_labels as read_statute_labels, read_sections, read_suite
     from citator.errors import ConfigFileError
-    from citator.labels.exchange import read_labels
-    from citator.labels.pool import read_pool as read_review_pool
-    from citator.labels.report import read_ranking
+    from citator.statutes.review.exchange import read_labels
+    from citator.statutes.review.pool import read_pool as read_review_pool
+    from citator.statutes.review.report import read_ranking
     from citator.rerank.deployment import load_deployment
     from citator.rerank.pool import read_pool
-    from citator.retrieve.config import RetrievalConfig
+    from citator.stance.retrieve.config import RetrievalConfig
 
     results = b"".join(json.dumps({"query_id": f"q{i}", "results": [{"doc_id": "a", "score": 2.0},
                                                                      {"doc_id": "b", "score": 1}]}).encode() + b"\n"

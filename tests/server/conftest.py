@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from citator.labels import LabelStore, read_pool
+from citator.statutes.review import LabelStore, read_pool
 from fixtures.review_run import build_run
 from fixtures.servers import free_port, stop_process
 

@@ -7,7 +7,7 @@ import re
 import httpx
 import pytest
 
-from citator.labels import LabelStore
+from citator.statutes.review import LabelStore
 from fixtures.blinding import CSRF_INPUT, leaks
 
 

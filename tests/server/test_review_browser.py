@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from citator.labels import LabelStore
+from citator.statutes.review import LabelStore
 from fixtures.blinding import leaks
 
 CHROMIUM = Path("/usr/bin/chromium")

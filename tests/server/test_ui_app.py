@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 import pytest
 from fastapi.testclient import TestClient
 
-from citator.brief.index import StanceIndex
+from citator.stance.brief.index import StanceIndex
 from citator.server.ui import create_app
 from fixtures.brief import HOSTILE_ID
 

@@ -15,7 +15,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "statutes" / "fixtures"
 
 @pytest.fixture(scope="module")
 def statute_client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
-    from citator.retrieve.index_dir import build_index
+    from citator.stance.retrieve.index_dir import build_index
 
     work = tmp_path_factory.mktemp("statute-ui")
     corpus = work / "sections.jsonl"

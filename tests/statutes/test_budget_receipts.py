@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from citator.workloads.statutes import prompt
-from citator.workloads.statutes.keyword import KeywordIndex
-from citator.workloads.statutes.pool import build_pool
-from citator.workloads.statutes.journal import Journal
-from citator.workloads.statutes.receipts import Budget, Ledger, ledger_of, preflight_tokens, refusal, request_hash
+from citator.statutes import prompt
+from citator.statutes.keyword import KeywordIndex
+from citator.statutes.pool import build_pool
+from citator.statutes.journal import Journal
+from citator.statutes.receipts import Budget, Ledger, ledger_of, preflight_tokens, refusal, request_hash
 from citator.data.statutes import read_sections, read_suite
-from citator.providers.base import chat_payload
+from citator.statutes.providers.base import chat_payload
 
 
 def _payloads(nrs_sections: Path, nrs_suite: Path) -> list[dict]:

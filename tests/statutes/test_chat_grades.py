@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from citator.providers.grades import InvalidResponse, parse_chat_grades, usage_of
+from citator.statutes.providers.grades import InvalidResponse, parse_chat_grades, usage_of
 
 
 def _body(content: str, entries: list[dict] | None = None, usage: dict | None = None) -> dict:

@@ -6,7 +6,7 @@ import typing
 
 import pytest
 
-from citator.providers.chat_request import _KNOWN, RequestRejected, parse_chat_request
+from citator.statutes.providers.chat_request import _KNOWN, RequestRejected, parse_chat_request
 
 USER = [{"role": "user", "content": "hi"}]
 

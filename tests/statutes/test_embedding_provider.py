@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from fixtures.suites import write_suite
 
-from citator.workloads.statutes.run import RunConfig, run_statutes
-from citator.providers.embedding import EmbeddingProvider
+from citator.statutes.run import RunConfig, run_statutes
+from citator.statutes.providers.embedding import EmbeddingProvider
 
 pytestmark = pytest.mark.slow
 

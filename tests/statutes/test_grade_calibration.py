@@ -47,7 +47,7 @@ def test_out_of_range_probability_is_refused() -> None:
 
 
 def test_p_useful_of_a_distribution_over_2_and_3_only_stays_a_probability() -> None:
-    from citator.providers.grades import GradeDistribution, _token_distribution
+    from citator.statutes.providers.grades import GradeDistribution, _token_distribution
 
     # Normalised, these two add up to 1.0000000000000002 in floating point; calibration refuses anything above 1.
     probs = _token_distribution({"top_logprobs": [{"token": "2", "logprob": -4.93}, {"token": "3", "logprob": -3.39}]})

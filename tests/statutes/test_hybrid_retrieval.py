@@ -12,18 +12,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from citator.workloads.statutes.crossrefs import cited_doc_ids, cross_references, neighbours
-from citator.workloads.statutes.hybrid import DEFAULT, RETRIEVAL_VERSION, HybridIndex
-from citator.workloads.statutes.keyword import RETRIEVAL_VERSION as KEYWORD_VERSION
-from citator.workloads.statutes.keyword import KeywordIndex
-from citator.workloads.statutes.pool import POOL_SIZE, build_pools
-from citator.workloads.statutes.run import RunConfig, run_statutes
-from citator.workloads.statutes.vectors import CAPTIONS, PASSAGES, SectionVectors
+from citator.statutes.crossrefs import cited_doc_ids, cross_references, neighbours
+from citator.statutes.hybrid import DEFAULT, RETRIEVAL_VERSION, HybridIndex
+from citator.statutes.keyword import RETRIEVAL_VERSION as KEYWORD_VERSION
+from citator.statutes.keyword import KeywordIndex
+from citator.statutes.pool import POOL_SIZE, build_pools
+from citator.statutes.run import RunConfig, run_statutes
+from citator.statutes.vectors import CAPTIONS, PASSAGES, SectionVectors
 from citator.data.hashing import sha256_file
 from citator.data.statutes import StatuteSection, read_sections, read_suite
 from citator.errors import ReceiptError, StatuteError
-from citator.labels.pool import read_pool
-from citator.providers.base import ChatProvider, Exchange
+from citator.statutes.review.pool import read_pool
+from citator.statutes.providers.base import ChatProvider, Exchange
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

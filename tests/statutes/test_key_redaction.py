@@ -10,7 +10,7 @@ import pytest
 from fixtures.suites import write_suite
 
 from citator.cli.main import main
-from citator.providers.base import MIN_FRAGMENT, Redactor
+from citator.statutes.providers.base import MIN_FRAGMENT, Redactor
 
 # Characters that URL-encoding and the two base64 alphabets all treat differently.
 KEY = "sk-proj-Ab+c/d=e?f&g~0123456789XYZ_qrs"

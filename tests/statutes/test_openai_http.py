@@ -10,8 +10,8 @@ import pytest
 from fixtures.servers import free_port
 
 from citator.errors import ProviderError
-from citator.providers.base import chat_payload
-from citator.providers.openai_http import OpenAIHTTPProvider
+from citator.statutes.providers.base import chat_payload
+from citator.statutes.providers.openai_http import OpenAIHTTPProvider
 
 
 def test_pinned_version_must_come_back(fake_server, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]

@@ -11,11 +11,11 @@ from fixtures.servers import SERVE_KEY as KEY
 from fixtures.servers import Served
 from fixtures.suites import write_suite
 
-from citator.workloads.statutes.receipts import Budget, preflight_tokens
-from citator.workloads.statutes.run import RunConfig, run_statutes
-from citator.providers.base import chat_payload
-from citator.providers.local import LocalProvider
-from citator.providers.openai_http import OpenAIHTTPProvider
+from citator.statutes.receipts import Budget, preflight_tokens
+from citator.statutes.run import RunConfig, run_statutes
+from citator.statutes.providers.base import chat_payload
+from citator.statutes.providers.local import LocalProvider
+from citator.statutes.providers.openai_http import OpenAIHTTPProvider
 
 pytestmark = pytest.mark.slow
 

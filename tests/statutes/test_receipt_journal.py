@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from fixtures.suites import write_suite
 
-from citator.workloads.statutes.receipts import Budget, ReceiptStore
-from citator.workloads.statutes.run import RunConfig, run_statutes
+from citator.statutes.receipts import Budget, ReceiptStore
+from citator.statutes.run import RunConfig, run_statutes
 from citator.cli.main import main
 from citator.errors import ReceiptError
-from citator.providers.openai_http import OpenAIHTTPProvider
+from citator.statutes.providers.openai_http import OpenAIHTTPProvider
 
 MODEL = "fake-grader-2026-01-01"
 

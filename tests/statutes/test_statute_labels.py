@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from citator.workloads.statutes.keyword import KeywordIndex
-from citator.workloads.statutes.labels import consensus, human_metrics
-from citator.workloads.statutes.pool import Pool, build_pools
+from citator.statutes.keyword import KeywordIndex
+from citator.statutes.labels import consensus, human_metrics
+from citator.statutes.pool import Pool, build_pools
 from citator.data.hashing import sha256_text
 from citator.data.statutes import HumanLabel, read_sections, read_suite
 from citator.evaluate.human_labels import NOT_JUDGED, NOTHING_RELEVANT, STALE

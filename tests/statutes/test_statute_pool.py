@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from citator.workloads.statutes.keyword import Analyzer, KeywordIndex
-from citator.workloads.statutes.passages import MAX_PASSAGE_BYTES, best_window, extract_passage
-from citator.workloads.statutes.pool import POOL_SIZE, build_pool
+from citator.statutes.keyword import Analyzer, KeywordIndex
+from citator.statutes.passages import MAX_PASSAGE_BYTES, best_window, extract_passage
+from citator.statutes.pool import POOL_SIZE, build_pool
 from citator.data.statutes import StatuteSection, SuiteQuery, read_sections
 from citator.errors import StatuteError
 

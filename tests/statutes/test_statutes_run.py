@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from citator.workloads.statutes.pool import POOL_KEYS, POOL_SIZE
-from citator.workloads.statutes.receipts import Budget, preflight_tokens
-from citator.workloads.statutes.run import RunConfig, run_statutes
+from citator.statutes.pool import POOL_KEYS, POOL_SIZE
+from citator.statutes.receipts import Budget, preflight_tokens
+from citator.statutes.run import RunConfig, run_statutes
 from citator.data.hashing import sha256_captioned, sha256_text
 from citator.errors import ReceiptError
-from citator.providers.base import ChatProvider, Exchange
+from citator.statutes.providers.base import ChatProvider, Exchange
 
 
 class CountingProvider(ChatProvider):
@@ -165,7 +165,7 @@ def test_cli_runs_and_refuses_raised_budgets(tmp_path: Path, nrs_sections: Path,
 
 
 def test_the_review_app_reads_this_pool(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
-    from citator.labels.pool import keyword_order, read_pool
+    from citator.statutes.review.pool import keyword_order, read_pool
 
     _, out = _run(tmp_path, nrs_sections, nrs_suite, None)
     entries = read_pool(out)
@@ -199,9 +199,9 @@ def test_a_backend_crash_fails_only_its_request(tmp_path: Path, nrs_sections: Pa
 
 def test_labels_exported_by_the_review_store_drive_calibration(tmp_path: Path, nrs_sections: Path,
                                                                nrs_suite: Path) -> None:
-    from citator.labels.exchange import export_labels
-    from citator.labels.pool import read_pool
-    from citator.labels.store import LabelStore
+    from citator.statutes.review.exchange import export_labels
+    from citator.statutes.review.pool import read_pool
+    from citator.statutes.review.store import LabelStore
 
     _, out = _run(tmp_path, nrs_sections, nrs_suite, CountingProvider())
     with LabelStore(tmp_path / "labels.sqlite") as store:
@@ -223,8 +223,8 @@ def test_labels_exported_by_the_review_store_drive_calibration(tmp_path: Path, n
 
 def test_cli_reads_the_label_store_directly(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
     from citator.cli.main import main
-    from citator.labels.pool import read_pool
-    from citator.labels.store import LabelStore
+    from citator.statutes.review.pool import read_pool
+    from citator.statutes.review.store import LabelStore
 
     base = ["bench", "statutes", "--corpus", str(nrs_sections), "--suite", str(nrs_suite), "--provider", "none",
             "--out", str(tmp_path / "run")]

@@ -36,10 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _propositions(args: argparse.Namespace) -> list[str]:
-    from citator.brief.index import MAX_PROPOSITION_CHARS
+    from citator.stance.brief.index import MAX_PROPOSITION_CHARS
     from citator.data import read_queries
     from citator.errors import PropositionError, QueryError
-    from citator.retrieve.contrast import text_key
+    from citator.stance.retrieve.contrast import text_key
 
     if (args.proposition is None) == (args.queries is None):
         raise PropositionError("give one proposition or --queries FILE (not both)")
@@ -55,8 +55,8 @@ def _propositions(args: argparse.Namespace) -> list[str]:
 
 
 def run_brief(args: argparse.Namespace) -> int:
-    from citator.brief.index import StanceIndex
-    from citator.brief.render import render
+    from citator.stance.brief.index import StanceIndex
+    from citator.stance.brief.render import render
     from citator.data.atomic import write_text_atomic
 
     propositions = _propositions(args)
@@ -74,7 +74,7 @@ def run_brief(args: argparse.Namespace) -> int:
 def run_ui(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from citator.brief.index import MAX_K
+    from citator.stance.brief.index import MAX_K
     from citator.errors import PropositionError
     from citator.server.pages import warn_unless_loopback
     from citator.server.ui import create_app

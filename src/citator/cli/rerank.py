@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_rerank(args: argparse.Namespace) -> int:
-    from citator.workloads.rerank_dl import read_inputs, run_dl
+    from citator.rerank.workload import read_inputs, run_dl
     from citator.rerank.deployment import load_deployment
     from citator.rerank.limits import Limits
     from citator.rerank.runner import Runner

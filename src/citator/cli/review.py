@@ -77,7 +77,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_add_reviewer(args: argparse.Namespace) -> int:
-    from citator.labels import LabelStore
+    from citator.statutes.review import LabelStore
 
     with LabelStore(args.db) as store:
         token = store.add_reviewer(args.name, new_token=args.new_token)
@@ -87,7 +87,7 @@ def run_add_reviewer(args: argparse.Namespace) -> int:
 
 
 def run_load(args: argparse.Namespace) -> int:
-    from citator.labels import LabelStore, read_pool
+    from citator.statutes.review import LabelStore, read_pool
 
     entries = read_pool(args.run_dir)
     with LabelStore(args.db) as store:
@@ -100,7 +100,7 @@ def run_load(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from citator.labels import LabelStore, export_labels
+    from citator.statutes.review import LabelStore, export_labels
 
     with LabelStore(args.db) as store:
         counts = export_labels(store, args.out, include_stale=args.include_stale)
@@ -111,7 +111,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from citator.labels import LabelStore, import_labels
+    from citator.statutes.review import LabelStore, import_labels
 
     with LabelStore(args.db) as store:
         counts = import_labels(store, args.labels)
@@ -123,7 +123,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_stale(args: argparse.Namespace) -> int:
-    from citator.labels import LabelStore
+    from citator.statutes.review import LabelStore
 
     with LabelStore(args.db) as store:
         stale = store.stale_labels()
@@ -136,8 +136,8 @@ def run_stale(args: argparse.Namespace) -> int:
 
 
 def run_metrics(args: argparse.Namespace) -> int:
-    from citator.labels import LabelStore, keyword_order, read_labels, read_pool
-    from citator.labels.report import human_label_report, read_ranking
+    from citator.statutes.review import LabelStore, keyword_order, read_labels, read_pool
+    from citator.statutes.review.report import human_label_report, read_ranking
 
     entries = read_pool(args.run_dir)
     if args.db:

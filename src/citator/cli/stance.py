@@ -45,12 +45,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from citator.workloads.stance import build
+    from citator.stance.workload import build
     from citator.data.jsonl import read_json
     from citator.errors import ConfigFileError
-    from citator.retrieve.config import RetrievalConfig
+    from citator.stance.retrieve.config import RetrievalConfig
 
-    from citator.retrieve.model import StanceModel, default_artifacts
+    from citator.stance.retrieve.model import StanceModel, default_artifacts
 
     config = RetrievalConfig.from_json(read_json(args.config, ConfigFileError), args.config.name) if args.config else None
     where = None if args.no_artifacts else (args.artifacts or default_artifacts())
@@ -74,7 +74,7 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from citator.workloads.stance import search_to_file
+    from citator.stance.workload import search_to_file
 
     start = time.monotonic()
     how = search_to_file(args.index_dir, args.queries, args.output, args.top_k, use_server=not args.no_server)
@@ -90,7 +90,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_stop(args: argparse.Namespace) -> int:
-    from citator.workloads.stance import stop_server
+    from citator.stance.workload import stop_server
 
     print("stopped" if stop_server(args.index_dir) else "no server running", file=sys.stderr)
     return 0

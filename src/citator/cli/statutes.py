@@ -84,16 +84,16 @@ def _provider(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     if args.provider == "none":
         return None
     if args.provider == "embedding":
-        from citator.providers.embedding import EmbeddingProvider
+        from citator.statutes.providers.embedding import EmbeddingProvider
 
         return EmbeddingProvider(args.model)
     if args.provider == "local":
-        from citator.providers.local import LocalProvider
+        from citator.statutes.providers.local import LocalProvider
 
         if args.model is None:
             raise ConfigError("--provider local needs --model DIR")
         return LocalProvider(args.model, device=args.device)
-    from citator.providers.openai_http import OpenAIHTTPProvider
+    from citator.statutes.providers.openai_http import OpenAIHTTPProvider
 
     if not (args.base_url and args.model_name):
         raise ConfigError("--provider openai needs --base-url and --model-name")
@@ -104,8 +104,8 @@ def _provider(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 def _export_store(store_path: Path, target: Path) -> Path:
     """Export every label of a review store, stale ones included so the run counts them (a temp file: the
     export holds reviewer notes, which stay out of run directories)."""
-    from citator.labels.exchange import export_labels
-    from citator.labels.store import LabelStore
+    from citator.statutes.review.exchange import export_labels
+    from citator.statutes.review.store import LabelStore
 
     if not store_path.is_file():
         raise ConfigError(f"--label-store {store_path}: no such file")
@@ -115,8 +115,8 @@ def _export_store(store_path: Path, target: Path) -> Path:
 
 
 def run_bench_statutes(args: argparse.Namespace) -> int:
-    from citator.workloads.statutes.receipts import MAX_INPUT_TOKENS, MAX_REQUESTS, Budget
-    from citator.workloads.statutes.run import RunConfig, run_statutes
+    from citator.statutes.receipts import MAX_INPUT_TOKENS, MAX_REQUESTS, Budget
+    from citator.statutes.run import RunConfig, run_statutes
     from citator.data.atomic import output_dir
 
     output_dir(args.out, make=False)

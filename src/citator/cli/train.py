@@ -40,8 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_train(args: argparse.Namespace) -> int:
     from citator.errors import CitatorError
-    from citator.learn.finetune import FinetuneConfig
-    from citator.learn.train import train
+    from citator.stance.learn.finetune import FinetuneConfig
+    from citator.stance.learn.train import train
 
     from citator.data.atomic import output_dir
 

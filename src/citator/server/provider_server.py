@@ -18,9 +18,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from citator.errors import ProviderError
-from citator.providers.base import api_key_from_env
-from citator.providers.chat_request import RequestRejected, error_body
-from citator.providers.local import MAX_TOKENS_CAP, LocalChatModel
+from citator.statutes.providers.base import api_key_from_env
+from citator.statutes.providers.chat_request import RequestRejected, error_body
+from citator.statutes.providers.local import MAX_TOKENS_CAP, LocalChatModel
 
 # Codes of the envelope for what the routes themselves refuse (OpenAI's names where it has one).
 _STATUS_CODES = {404: "unknown_url", 405: "method_not_allowed"}

@@ -14,9 +14,9 @@ from typing import Any
 
 from citator.data.atomic import write_json_atomic, write_text_atomic
 from citator.data.records import Query
-from citator.retrieve.searcher import StanceSearcher
-from citator.shards.search import ShardedSearcher, open_searcher
-from citator.retrieve.service_protocol import (
+from citator.stance.retrieve.searcher import StanceSearcher
+from citator.stance.shards.search import ShardedSearcher, open_searcher
+from citator.stance.retrieve.service_protocol import (
     MAX_REPLY_BYTES,
     PID_NAME,
     READY_NAME,

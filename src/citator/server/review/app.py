@@ -18,8 +18,8 @@ from jinja2 import Environment, PackageLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from citator.errors import LabelStoreError
-from citator.labels.records import GRADE_NAMES, GRADES, LabelRecord, Reviewer, ReviewItem, parse_grade
-from citator.labels.store import LabelStore
+from citator.statutes.review.records import GRADE_NAMES, GRADES, LabelRecord, Reviewer, ReviewItem, parse_grade
+from citator.statutes.review.store import LabelStore
 from citator.server.pages import add_security_headers
 from citator.server.review.csrf import CSRF_COOKIE, CSRF_FIELD, csrf_ok, csrf_token_for
 

@@ -23,10 +23,10 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from citator.brief.evidence import Span, split_marked
-from citator.brief.index import MAX_K, StanceIndex
-from citator.brief.label import document_label
-from citator.brief.render import excerpt
+from citator.stance.brief.evidence import Span, split_marked
+from citator.stance.brief.index import MAX_K, StanceIndex
+from citator.stance.brief.label import document_label
+from citator.stance.brief.render import excerpt
 from citator.errors import PropositionError
 from citator.server.pages import add_security_headers
 

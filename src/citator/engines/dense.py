@@ -1,0 +1,59 @@
+"""Exact inner-product search over stored unit vectors (numpy; faiss-cpu beyond ~1M vectors)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from citator.data.atomic import save_npy_atomic
+
+FAISS_THRESHOLD = 1_000_000
+
+
+def normalise_rows(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length; all-zero rows stay zero."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
+class DenseIndex:
+    """Unit vectors as a .npy file (float16 on disk to halve the size; scored in float32)."""
+
+    def __init__(self, vectors: np.ndarray) -> None:
+        self.vectors = vectors
+        self._faiss = None
+        # The float32 copy scoring reads, made on the first search and kept: a long-lived server would otherwise
+        # convert every stored vector again for each batch (most of a warm brief's dense scoring).
+        self._scored: np.ndarray | None = None
+
+    def save(self, path: Path, dtype: str = "float16") -> None:
+        save_npy_atomic(path, self.vectors.astype(dtype))
+
+    @classmethod
+    def load(cls, path: Path, mmap: bool = True) -> DenseIndex:
+        return cls(np.load(path, mmap_mode="r" if mmap else None))
+
+    @property
+    def size(self) -> int:
+        return int(self.vectors.shape[0])
+
+    def score_all(self, queries: np.ndarray) -> np.ndarray:
+        """float32 (n_queries, n_vectors) inner products."""
+        if self._scored is None:
+            self._scored = np.asarray(self.vectors, dtype=np.float32)
+        return (np.asarray(queries, dtype=np.float32) @ self._scored.T).astype(np.float32)
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k (indices, scores) per query; faiss IndexFlatIP for very large indexes."""
+        if self.size > FAISS_THRESHOLD:
+            import faiss
+
+            if self._faiss is None:
+                self._faiss = faiss.IndexFlatIP(self.vectors.shape[1])
+                self._faiss.add(np.ascontiguousarray(self.vectors, dtype=np.float32))
+            scores, idx = self._faiss.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+            return idx, scores
+        from citator.engines.fusion import top_k
+
+        return top_k(self.score_all(queries), k)

@@ -1,0 +1,110 @@
+"""A brief as a terminal table, Markdown or JSON: the three forms `citator brief --format` prints."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from collections.abc import Sequence
+
+from citator.stance.brief.evidence import Span, split_marked
+from citator.stance.brief.records import Brief, Hit
+
+FORMATS = ("table", "markdown", "json")
+# Words of the evidence passage a table or Markdown row shows (the window with the most matched terms).
+EXCERPT_WORDS = 60
+WIDTH = 100
+_WORD = re.compile(r"\S+")
+
+
+def excerpt(text: str, marks: Sequence[Span], words: int = EXCERPT_WORDS) -> tuple[str, tuple[Span, ...], bool, bool]:
+    """The `words`-word window of `text` holding the most marks (the earliest such window), its marks shifted
+    into it, and whether text was cut before / after it."""
+    spans = [m.span() for m in _WORD.finditer(text)]
+    if len(spans) <= words:
+        return text, tuple(marks), False, False
+    starts = [s for s, _ in spans]
+    best, best_count = 0, -1
+    for first in range(0, len(spans) - words + 1):
+        lo, hi = spans[first][0], spans[first + words - 1][1]
+        count = sum(lo <= m.start and m.end <= hi for m in marks)
+        if count > best_count:
+            best, best_count = first, count
+    lo, hi = starts[best], spans[best + words - 1][1]
+    inside = tuple(Span(m.start - lo, m.end - lo) for m in marks if lo <= m.start and m.end <= hi)
+    return text[lo:hi], inside, best > 0, best + words < len(spans)
+
+
+def marked(text: str, marks: Sequence[Span], before: str, after: str, escape=lambda s: s) -> str:  # type: ignore[no-untyped-def]
+    return "".join(f"{before}{escape(piece)}{after}" if on else escape(piece) for piece, on in split_marked(text, marks))
+
+
+def _evidence(hit: Hit, before: str, after: str, escape=lambda s: s) -> str:  # type: ignore[no-untyped-def]
+    text, marks, cut_before, cut_after = excerpt(hit.evidence.text, hit.evidence.marks)
+    body = marked(text, marks, before, after, escape)
+    return ("… " if cut_before else "") + body + (" …" if cut_after else "")
+
+
+def _signals(hit: Hit) -> str:
+    families: dict[str, list[str]] = {}
+    for s in hit.signals:
+        families.setdefault(s.family, []).append(f"{s.name} {s.score:.3f} (#{s.rank})")
+    return "; ".join(f"{family}: {', '.join(parts)}" for family, parts in families.items()) or "none recorded"
+
+
+def _memory(hit: Hit) -> list[str]:
+    if hit.memory is None:
+        return ["no trained memory"]
+    if not hit.memory:
+        return ["no training proposition cites it"]
+    return [f"{m.stance} by \"{m.text}\" ({m.proposition_id}, similarity {m.similarity:.2f})" for m in hit.memory]
+
+
+def table(brief: Brief) -> str:
+    """Plain text for a terminal: per stance, each authority with its evidence and reasons."""
+    lines = [f"Proposition: {brief.proposition}", ""]
+    wrap = lambda text, indent: textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent)  # noqa: E731
+    for stance in ("supported", "refuted"):
+        lines.append(f"{stance.upper()}")
+        hits = brief.column(stance)
+        if not hits:
+            lines.append("  (no documents)")
+        for hit in hits:
+            lines.append(f"{hit.rank:>3}. {hit.title} | {hit.label} | score {hit.score:.4f} | {hit.doc_id}")
+            lines.append(wrap(f"passage {hit.evidence.passage + 1} ({hit.evidence.signal} {hit.evidence.score:.3f}): "
+                              + _evidence(hit, "*", "*"), "     "))
+            lines.append(wrap("signals: " + _signals(hit), "     "))
+            for reason in _memory(hit):
+                lines.append(wrap("memory: " + reason, "     "))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _md(text: str) -> str:
+    """Text safe in a Markdown table cell: no HTML, no markup of its own, no cell or line break."""
+    text = " ".join(text.split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"([\\`*_\[\]|#])", r"\\\1", text)
+
+
+def markdown(brief: Brief) -> str:
+    """A Markdown section per stance: a table of authorities, evidence (matched terms bold) and reasons."""
+    out = [f"### Proposition: {_md(brief.proposition)}", ""]
+    for stance in ("supported", "refuted"):
+        out += [f"#### {stance.capitalize()}", ""]
+        hits = brief.column(stance)
+        if not hits:
+            out += ["No documents.", ""]
+            continue
+        out += ["| # | Authority | Score | Evidence | Why |", "|---|---|---|---|---|"]
+        for hit in hits:
+            authority = f"**{_md(hit.title)}**<br>{_md(hit.label)}<br>`{hit.doc_id.replace('`', '')}`"
+            why = "<br>".join([_md("signals: " + _signals(hit))] + [_md("memory: " + r) for r in _memory(hit)])
+            out.append(f"| {hit.rank} | {authority} | {hit.score:.4f} | {_evidence(hit, '**', '**', _md)} | {why} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def render(brief: Brief, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(brief.to_json(), ensure_ascii=False)
+    return markdown(brief) if fmt == "markdown" else table(brief)

@@ -1,0 +1,62 @@
+"""Learned document vectors: each document as its base vector plus a trained offset (document-side expansion).
+
+Training (`citator.stance.learn.doc_embedding`) moves the vectors of documents that training propositions cite towards
+those propositions, as the fine-tuned query encoder sees them. The offsets ship in the artifacts, keyed by
+doc_id and title; an index applies them to its own documents, and the ones no offset reaches keep their base vector.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from citator.data.atomic import save_npy_atomic, write_jsonl_atomic
+from citator.engines.dense import normalise_rows
+from citator.stance.retrieve.memory import match_documents
+from citator.engines.passages import document_of_passage
+
+DELTAS = "document_deltas.npy"
+DOCUMENTS = "document_deltas.jsonl"
+
+
+def base_document_vectors(passage_vectors: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Each document's normalised mean passage vector (the starting point of its learned vector)."""
+    out = np.zeros((len(starts), passage_vectors.shape[1]), dtype=np.float32)
+    np.add.at(out, document_of_passage(starts, len(passage_vectors)), np.asarray(passage_vectors, dtype=np.float32))
+    return normalise_rows(out)
+
+
+def learned_document_vectors(base: np.ndarray, deltas: np.ndarray, rows: Sequence[int]) -> np.ndarray:
+    """normalise(base + delta) where `rows[i]` >= 0 names document i's offset, else the base vector."""
+    rows = np.asarray(rows, dtype=np.int64)
+    out = np.array(base, dtype=np.float32, copy=True)
+    has = rows >= 0
+    out[has] += deltas[rows[has]]
+    return normalise_rows(out)
+
+
+def save_deltas(directory: Path, doc_ids: Sequence[str], titles: Sequence[str], deltas: np.ndarray) -> None:
+    """Only documents that moved are kept."""
+    moved = np.flatnonzero(np.abs(deltas).max(axis=1) > 0)
+    write_jsonl_atomic(directory / DOCUMENTS, ({"doc_id": doc_ids[i], "title": titles[i]} for i in moved))
+    save_npy_atomic(directory / DELTAS, deltas[moved].astype(np.float32))
+
+
+def apply_deltas(directory: Path, doc_ids: Sequence[str], titles: Sequence[str], base: np.ndarray, start: int = 0
+                 ) -> np.ndarray | None:
+    """This corpus's learned document vectors, or None when the artifacts carry no offsets. `base` holds the base
+    vectors of documents `start`, `start + 1`, ... of the corpus (a shard's; offsets reach documents by titles
+    unique in the whole corpus)."""
+    if not (directory / DELTAS).is_file():
+        return None
+    with (directory / DOCUMENTS).open(encoding="utf-8") as handle:
+        wanted = [(obj["doc_id"], obj["title"]) for obj in map(json.loads, handle)]
+    deltas = np.load(directory / DELTAS)
+    row_of_doc = np.full(len(doc_ids), -1, dtype=np.int64)
+    for row, i in enumerate(match_documents(wanted, doc_ids, titles)):
+        if i >= 0:
+            row_of_doc[i] = row
+    return learned_document_vectors(base, deltas, row_of_doc[start:start + len(base)])

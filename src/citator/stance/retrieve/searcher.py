@@ -1,0 +1,338 @@
+"""Stance-aware search over an index directory: signals per document, then fusion, then top-k."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from citator.data.queries import cut_for_search
+from citator.data.records import Query, ResultLine, ScoredDoc
+from citator.stance.retrieve import contrast
+from citator.stance.retrieve.config import RetrievalConfig
+from citator.engines import dense as dense_module
+from citator.engines.dense import DenseIndex
+from citator.engines.fusion import interpolate, rrf, top_k
+from citator.stance.retrieve.index_files import check_starts, load_array, load_doc_ids, verify_digests
+from citator.stance.retrieve.manifest import FINETUNED_ENCODER, QUERY_GRAPHS, Manifest, read_manifest
+from citator.stance.retrieve.learned import ENCODER_SIGNALS, LearnedParts
+from citator.engines.lexical import LexicalIndex
+from citator.engines.passages import document_of_passage, max_per_document
+from citator.stance.retrieve.late_interaction import TokenStore, reads_late_interaction
+from citator.stance.retrieve.ranker import Ranker, doc_years, load_ranker, ranked_candidates, ranked_places
+
+if TYPE_CHECKING:
+    from citator.models.encoder import TokenStates
+
+# A signal maps a batch of queries to a (n_queries, n_docs) score matrix.
+Signal = Callable[[Sequence[Query]], np.ndarray]
+# Largest (queries x passages) score matrix one batch may build: about 200 MB of float32.
+MAX_BATCH_CELLS = 50_000_000
+# Beyond the exact-search threshold, dense MaxP looks only at each query's best passages.
+DENSE_TOP_PASSAGES = 1000
+@dataclass(frozen=True)
+class EncodedQueries:
+    """A batch's fine-tuned query vectors and, where late interaction is used, their token states; `base`: the base
+    encoder's vectors, where the caller encoded them once for several searchers (a sharded index's shards)."""
+
+    vectors: np.ndarray | None
+    tokens: TokenStates | None
+    base: np.ndarray | None = None
+
+
+# Sees a sub-batch of a search before fusion: (its first row in the batch, its signal matrices, its encoding).
+BatchObserver = Callable[[int, Mapping[str, np.ndarray], EncodedQueries | None], None]
+
+
+# The index's folders of query encoders: each file is checked when a search loads it, not when the index opens.
+ENCODER_PARTS = (FINETUNED_ENCODER, QUERY_GRAPHS)
+
+
+def _is_weights(name: str) -> bool:
+    """A model's weights file, which running its ONNX graph instead leaves unread."""
+    return name.endswith((".safetensors", ".bin"))
+
+
+def _learned_parts(path: Callable[[str], Path], n_docs: int) -> LearnedParts:
+    """The model's parts the build copied into the index and linked to its documents, checked."""
+    from citator.errors import IndexDirError
+    from citator.stance.retrieve.memory import PropositionMemory
+
+    memory = PropositionMemory.load(path("memory"))
+    links = load_array(path("memory_links.npy"), 2, "i", rows=2)
+    if len(links[0]) and (int(links[1].max()) >= n_docs or int(links[0].max()) >= len(memory.entries)
+                          or int(links.min()) < 0):
+        raise IndexDirError(f"{path('memory_links.npy')}: links point outside the corpus; rebuild with build.sh")
+    vectors = (load_array(path("doc_embedding.npy"), 2, "f", rows=n_docs) if path("doc_embedding.npy").is_file()
+               else None)
+    return LearnedParts.of(memory, (links[0], links[1]), vectors, LexicalIndex.load(path("lexical_expanded")), n_docs)
+
+
+def _checked_tokens(data_dir: Path, n_docs: int) -> TokenStore:
+    """The late-interaction token store, its arrays checked against each other and the corpus."""
+    from citator.errors import IndexDirError
+    from citator.stance.retrieve.late_interaction import OFFSETS, SCALES, TOKENS
+
+    tokens = load_array(data_dir / TOKENS, 2, "i", mmap=True)
+    scales = load_array(data_dir / SCALES, 1, "f", rows=tokens.shape[0])
+    offsets = load_array(data_dir / OFFSETS, 1, "i", rows=n_docs + 1)
+    if n_docs and (int(offsets[0]) != 0 or int(offsets[-1]) != tokens.shape[0] or bool((np.diff(offsets) < 0).any())):
+        raise IndexDirError(f"{data_dir / OFFSETS}: offsets do not cut the {tokens.shape[0]} tokens in order; "
+                            "rebuild with build.sh")
+    return TokenStore(tokens, scales, offsets)
+
+
+def query_encoder(index_dir: Path, manifest: Manifest, model_dir: str | Path, graph_name: str | None,  # type: ignore[no-untyped-def]
+                  cold: bool):
+    """The query encoder of `model_dir`, run from the index's ONNX graph `graph_name` where the build wrote one
+    (and the search is `cold`): a graph that does not load is index damage."""
+    from citator.errors import ConfigError, IndexDirError
+    from citator.models.load import load_query_encoder, runs_graph
+
+    graph = manifest.path(index_dir, f"{QUERY_GRAPHS}/{graph_name}.onnx") if graph_name else None
+    graph = graph if graph is not None and graph.is_file() else None
+    # The index's files this encoder reads are checked now, as they are loaded (open_index left them out).
+    data = index_dir / manifest.data_dir
+    graph_run = runs_graph(Path(model_dir), cold, graph)
+    reads = {graph.relative_to(data).as_posix()} if graph_run and graph is not None else set()
+    inside = Path(model_dir).absolute()
+    if inside.is_relative_to(data):
+        folder = inside.relative_to(data).as_posix() + "/"
+        reads |= {n for n in manifest.files if n.startswith(folder) and not (graph_run and _is_weights(n))}
+    verify_digests(data, {n: manifest.files[n] for n in sorted(reads) if n in manifest.files})
+    try:
+        return load_query_encoder(model_dir, cold, graph)
+    except ConfigError as exc:
+        if graph is None:
+            raise
+        raise IndexDirError(f"{exc}; rebuild with build.sh") from None
+
+
+class StanceSearcher:
+    """Holds the index (mmap) and the encoders in memory; answers batches of queries."""
+
+    def __init__(self, index_dir: str | Path, encoder_path: str | Path | None = None, cold: bool = False,
+                 encoders: bool = True) -> None:
+        """`cold`: this process answers one batch and exits (its query encoders run from the index's ONNX graphs).
+        `encoders=False`: every search is given its queries' encodings (EncodedQueries with `base`), as a sharded
+        index's shards are, and no encoder is loaded."""
+        self.index_dir = Path(index_dir).absolute()
+        self.manifest: Manifest = read_manifest(self.index_dir)
+        if self.manifest.shards:
+            from citator.errors import IndexDirError
+
+            raise IndexDirError(f"{self.index_dir}: a sharded index ({len(self.manifest.shards)} shards): open it "
+                                "with citator.stance.shards.open_searcher or citator.StanceIndex.open")
+        self.config: RetrievalConfig = self.manifest.config
+        path = lambda name: self.manifest.path(self.index_dir, name)  # noqa: E731
+        # Everything read back is checked against what the build recorded (stance/retrieve/index_files.py).
+        n_docs, n_passages = self.manifest.n_docs, self.manifest.n_passages
+        # Encoders and their graphs are checked when loaded (query_encoder): a search may never read them (a cold
+        # one runs the graphs, a server the encoders; with a model, the base encoder's are not used at all).
+        verify_digests(self.index_dir / self.manifest.data_dir,
+                       {n: e for n, e in self.manifest.files.items() if n.split("/")[0] not in ENCODER_PARTS})
+        self.doc_ids: list[str] = load_doc_ids(path("doc_ids.json"), n_docs)
+        self.years = doc_years(self.doc_ids)
+        self.passage_starts = load_array(path("passage_starts.npy"), 1, "i", rows=n_docs)
+        check_starts(path("passage_starts.npy"), self.passage_starts, n_passages)
+        self.doc_of_passage = document_of_passage(self.passage_starts, n_passages)
+        self.lexical_doc = LexicalIndex.load(path("lexical_doc"), units=n_docs)
+        self.lexical_passage = LexicalIndex.load(path("lexical_passage"), units=n_passages)
+        self.dense = DenseIndex(load_array(path("dense.npy"), 2, "f", rows=n_passages, mmap=True))
+        self._encoder_path = encoder_path or self.manifest.encoder_path
+        self._cold = cold
+        self._encoder = None  # loaded on first use: with artifacts, the fine-tuned encoder may be all a search needs
+        self.signals: dict[str, Signal] = {
+            "bm25": lambda qs: self.lexical_doc.score_all([q.text for q in qs]),
+            "bm25_maxp": lambda qs: max_per_document(self.lexical_passage.score_all([q.text for q in qs]), self.passage_starts),
+            "dense": lambda qs: self.dense_maxp(self.encoder.encode_queries([q.text for q in qs], [q.stance for q in qs])),
+        }
+        self.ranker: Ranker | None = None
+        self.late_store: TokenStore | None = None
+        self.learned: LearnedParts | None = None  # the trained model's parts, when the index was built with one
+        self.ft_encoder = None
+        if self.manifest.artifacts_path is not None:
+            # The build copied the model into the index: the model's own folder is not read.
+            self.ft_encoder = self._query_encoder(path(FINETUNED_ENCODER), "finetuned") if encoders else None
+            self.learned = _learned_parts(path, n_docs)
+            if path("ranker.json").is_file():
+                self.ranker = load_ranker(path("ranker.json"))
+            if TokenStore.present(self.index_dir / self.manifest.data_dir):
+                self.late_store = _checked_tokens(self.index_dir / self.manifest.data_dir, n_docs)
+
+    def use_numba(self) -> None:
+        """BM25 by numba's kernel (lexical.LexicalIndex.use_numba): for long-lived processes only."""
+        for lexical in (self.lexical_doc, self.lexical_passage, self.learned and self.learned.expanded):
+            if lexical is not None:
+                lexical.use_numba()
+
+    @property
+    def encoder(self):  # type: ignore[no-untyped-def]
+        if self._encoder is None:
+            # The index's graph is of the encoder it was built with, not of one given in its place.
+            own = self._encoder_path == self.manifest.encoder_path
+            self._encoder = self._query_encoder(self._encoder_path, "base" if own else None)
+        return self._encoder
+
+    def _query_encoder(self, model_dir: str | Path, graph_name: str | None):  # type: ignore[no-untyped-def]
+        return query_encoder(self.index_dir, self.manifest, model_dir, graph_name, self._cold)
+
+    def dense_maxp(self, vectors: np.ndarray) -> np.ndarray:
+        """MaxP of query vectors against the passage vectors (base or fine-tuned queries search the same ones)."""
+        index = self.dense
+        if index.size <= dense_module.FAISS_THRESHOLD:
+            return max_per_document(index.score_all(vectors), self.passage_starts)
+        # Millions of passages: faiss finds each query's best passages; other documents get the cosine floor.
+        idx, scores = index.search(vectors, min(DENSE_TOP_PASSAGES, index.size))
+        out = np.full((len(vectors), len(self.doc_ids)), -1.0, dtype=np.float32)
+        rows = np.repeat(np.arange(len(vectors)), idx.shape[1])
+        np.maximum.at(out, (rows, self.doc_of_passage[idx.ravel()]), scores.ravel().astype(np.float32))
+        return out
+
+    def encode(self, queries: Sequence[Query]) -> EncodedQueries:
+        """One pass of the fine-tuned encoder over the queries (in their stance's form): the vector every learned
+        signal uses and, when the index holds document tokens for the ranker's late interaction, the token states.
+
+        The memory entries were encoded in the stance-neutral form; matching them with the stance form instead
+        measured the same on CaseFacts dev (learned fusion 0.4560 vs 0.4566) and saves a second encoding.
+        """
+        texts, stances = [q.text for q in queries], [q.stance for q in queries]
+        if not self.uses_late_interaction:
+            return EncodedQueries(self.ft_encoder.encode_queries(texts, stances), None)
+        return EncodedQueries(*self.ft_encoder.encode_queries_with_tokens(texts, stances))
+
+    @property
+    def uses_late_interaction(self) -> bool:
+        """The ranker has late-interaction features and the index holds the document tokens they need."""
+        return self.late_store is not None and self.ranker is not None and reads_late_interaction(self.ranker.features)
+
+    def available_signals(self) -> list[str]:
+        return list(self.signals) + (self.learned.names if self.learned is not None else [])
+
+    def signal_matrices(self, queries: Sequence[Query], names: Sequence[str], encoded: EncodedQueries | None = None,
+                        learned: LearnedParts | None = None) -> dict[str, np.ndarray]:
+        """(n_queries, n_docs) scores of each named signal; `encoded`: this batch's `encode`, if already made.
+        `learned`: a model's parts over this index's corpus to score with in place of the index's own (training's
+        out-of-fold features: parts fitted without these queries)."""
+        given = encoded.base if encoded is not None else None
+        out = {name: self.dense_maxp(given) if name == "dense" and given is not None else self.signals[name](queries)
+               for name in names if name in self.signals}
+        learned = learned if learned is not None else self.learned
+        if learned is not None:
+            vectors = None
+            if any(n in ENCODER_SIGNALS for n in names):
+                known = encoded is not None and encoded.vectors is not None
+                vectors = encoded.vectors if known else self.encode(queries).vectors  # type: ignore[union-attr]
+            out.update(learned.signals([q.text for q in queries], [q.stance for q in queries], vectors, names,
+                                       self.dense_maxp))
+        return out
+
+    def _uses_ft_encoder(self, names: Sequence[str]) -> bool:
+        return self.learned is not None and any(n in ENCODER_SIGNALS for n in names)
+
+    def candidates(self, signals: Mapping[str, np.ndarray], queries: Sequence[Query], weights: Mapping[str, float],
+                   depth: int, norm_depth: int = 100, tokens: TokenStates | None = None,
+                   learned: LearnedParts | None = None) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+        """The interpolation's scores, its top `depth` candidates per query and the ranker's features for them
+        (ranker.ranked_candidates), with this index's years, late-interaction store and the citation counts of
+        `learned` (default: the index's model). Search and training both rank through this."""
+        learned = learned if learned is not None else self.learned
+        return ranked_candidates(signals, [q.stance for q in queries], self.years, weights, depth, norm_depth,
+                                 None if learned is None else learned.citations, tokens, self.late_store)
+
+    def fuse(self, signals: Mapping[str, np.ndarray], queries: Sequence[Query] | None = None,
+             config: RetrievalConfig | None = None, encoded: EncodedQueries | None = None,
+             ranker: Ranker | None = None) -> np.ndarray:
+        """One score per document; with learned fusion, the ranker (default: the index's) reorders the
+        interpolation's top candidates."""
+        config = config or self.config
+        ranker = ranker if ranker is not None else self.ranker
+        if config.fusion == "rrf":
+            return rrf(signals, config.weights, config.rrf_k)
+        if config.fusion != "learned" or ranker is None or queries is None:
+            return interpolate(signals, config.weights, config.norm_depth)
+        tokens = None
+        if self.late_store is not None and reads_late_interaction(ranker.features):
+            tokens = (encoded if encoded is not None and encoded.tokens is not None else self.encode(queries)).tokens
+        base, cand, names, x = self.candidates(signals, queries, config.weights, ranker.candidates,
+                                               config.norm_depth, tokens)
+        logits = ranker.score(names, x)
+        # Candidates rank by the ranker (scores in (1, 2)), above every non-candidate, which keeps its interpolated
+        # order below (scores at most -1, shifted per query: a query's scores do not depend on the rest of the batch).
+        out = base - base.max(axis=1, keepdims=True) - 1.0
+        rows = np.arange(cand.shape[0])[:, None]
+        out[rows, cand] = ranked_places(logits)
+        return out
+
+    @property
+    def uses_ranker(self) -> bool:
+        """The index's fusion is learned and it holds the ranker (else it interpolates)."""
+        return self.config.fusion == "learned" and self.ranker is not None
+
+    def needed_signals(self) -> list[str]:
+        names = [n for n, w in self.config.weights.items() if w]
+        if self.uses_ranker:
+            wanted = {f.split(":")[0] for f in self.ranker.features} & set(self.available_signals())
+            names = sorted(set(names) | wanted)
+        return names
+
+    def _contrast_depth(self) -> int:
+        # Only scores on one scale: under learned fusion, the ranker's candidates (the others are placed below them,
+        # and a lean between a candidate's score and a non-candidate's would measure that gap).
+        if self.uses_ranker:
+            return min(contrast.DEPTH, self.ranker.candidates)  # type: ignore[union-attr]
+        return contrast.DEPTH
+
+    def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256,
+               on_batch: BatchObserver | None = None) -> list[ResultLine]:
+        """Top-k distinct known documents per query with finite, non-increasing scores.
+
+        With a stance contrast or refuter slots configured, a text the batch asks with both stances has its two
+        rankings read side by side (stance/retrieve/contrast.py), whichever sub-batches its queries fall in.
+        `on_batch(first row, signal matrices, encoding)` sees each sub-batch's signals before they are fused (a
+        brief shows what ranked each document); it changes nothing of the ranking.
+        """
+        queries = cut_for_search(queries)  # bounded work per query, whoever calls (data/queries.py)
+        names = self.needed_signals()
+        batch_size = max(1, min(batch_size, MAX_BATCH_CELLS // max(self.manifest.n_passages, 1)))
+        citations = self.learned.citations if self.learned is not None else None
+        slots = self.config.refuter_slots if citations is not None else 0
+        paired = bool(self.config.stance_contrast or slots) and bool(contrast.both_stance_groups(queries))
+        # The contrast and the slots move the first `head` places only, whose scores do not depend on the sub-batch;
+        # beyond them, up to `head` extra places make up for documents the head took from further down.
+        head = self._contrast_depth()
+        depth = (head if k <= head else k + head) if paired else k
+        refuters = contrast.known_refuters(citations) if paired and slots else None
+        # Rows whose refuted answer gets refuter slots: their best refuters, from the fused order over all documents.
+        slot_rows = set(contrast.refuted_rows(queries)) if refuters is not None else set()
+        best: dict[int, np.ndarray] = {}
+        tops: list[tuple[np.ndarray, np.ndarray]] = []
+        for start in range(0, len(queries), batch_size):
+            batch = queries[start : start + batch_size]
+            encoded = self.encode(batch) if self._uses_ft_encoder(names) else None
+            signals = self.signal_matrices(batch, names, encoded)
+            if on_batch is not None:
+                on_batch(start, signals, encoded)
+            fused = self.fuse(signals, batch, encoded=encoded)
+            fused = np.nan_to_num(fused, nan=0.0, posinf=0.0, neginf=0.0)
+            tops.append(top_k(fused, depth))
+            rows = [r for r in range(start, start + len(batch)) if r in slot_rows]
+            if rows:
+                found = contrast.best_refuters(fused[[r - start for r in rows]], refuters, slots)
+                best.update(zip(rows, found))
+        if not tops:
+            return []
+        idx, scores = np.concatenate([t[0] for t in tops]), np.concatenate([t[1] for t in tops])
+        if paired:
+            top_idx, top_scores = contrast.contrast_top(idx[:, :head], scores[:, :head], queries,
+                                                        self.config.stance_contrast)
+            if refuters is not None:
+                top_idx, top_scores = contrast.refuter_slots(top_idx, top_scores, queries, slots, refuters, best)
+            idx, scores = contrast.splice(top_idx, top_scores, idx, scores, k)
+        idx, scores = idx[:, :k], scores[:, :k]
+        # Plain lists: iterating numpy rows element by element (memmap-derived, too) costs ~80 us a query.
+        return [ResultLine(q.query_id, tuple(ScoredDoc(self.doc_ids[i], s) for i, s in zip(row_idx, row_scores)))
+                for q, row_idx, row_scores in zip(queries, idx.tolist(), np.asarray(scores, dtype=np.float64).tolist())]

@@ -1,0 +1,339 @@
+"""Search over a sharded index: the query is encoded once, every shard scores its own documents, and the
+coordinator fuses and ranks exactly as one index over the whole corpus would.
+
+Two rounds per batch. (1) Each shard returns, per signal, its `norm_depth` best scores: the best `norm_depth` of
+those are the whole index's, which fix each signal's normalisation bounds. (2) Under those bounds each shard
+interpolates its documents and returns its best candidates with what the learned ranker reads of them; the
+coordinator merges them (ties by corpus position, as one index breaks them), scores the first `candidates` with
+the ranker and keeps the top k. Every number is computed as one index computes it, so the answers are the same.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from citator.data.queries import cut_for_search
+from citator.data.records import Document, Query, ResultLine, ScoredDoc
+from citator.errors import ConfigError, IndexDirError
+from citator.stance.retrieve.config import RetrievalConfig
+from citator.stance.retrieve.documents import DocumentStore
+from citator.stance.retrieve.explain import Explanation, QueryView, count_above, explain
+from citator.engines.fusion import best_n, interpolate, top_k, topn_bounds
+from citator.stance.retrieve.index_files import load_doc_ids, verify_digests
+from citator.stance.retrieve.late_interaction import DEPTH as LATE_DEPTH
+from citator.stance.retrieve.manifest import FINETUNED_ENCODER, Manifest, read_manifest
+from citator.stance.retrieve.ranker import (
+    CandidateValues,
+    features_of,
+    gather_candidates,
+    late_scores,
+    load_ranker,
+    ranked_places,
+)
+from citator.stance.retrieve.learned import ENCODER_SIGNALS
+from citator.stance.retrieve.searcher import MAX_BATCH_CELLS, EncodedQueries, StanceSearcher, query_encoder
+from citator.stance.shards.workers import LocalPool, RayPool, connect, ray_address, share_of_cpus
+
+
+def check_shardable(config: RetrievalConfig) -> None:
+    """A sharded index fuses by interpolation (or the learned ranker over it): rank fusion and the stance contrast
+    read whole rankings, which no shard holds."""
+    if config.fusion == "rrf" or config.stance_contrast or config.refuter_slots:
+        raise ConfigError("a sharded index fuses by interpolation or the learned ranker, without a stance contrast "
+                          "or refuter slots; build it with one shard for this config")
+
+
+@dataclass(frozen=True)
+class ShardCandidates:
+    """A shard's best documents of a batch under the whole index's bounds: local indices and interpolated scores
+    (n_queries, depth), best first, and, for the learned ranker, what its features read of them."""
+
+    idx: np.ndarray
+    scores: np.ndarray
+    values: CandidateValues | None
+
+
+class ShardWorker:
+    """One shard, loaded from its index directory: its signals for a batch, its best candidates, and what it can
+    say of the documents it holds (a brief's evidence)."""
+
+    def __init__(self, shard_dir: str) -> None:
+        s = self.searcher = StanceSearcher(shard_dir, encoders=False)
+        self.documents = DocumentStore(s.index_dir / s.manifest.data_dir, s.doc_ids)
+        self._pending: dict[str, dict[str, np.ndarray]] = {}
+
+    def describe(self) -> dict[str, Any]:
+        s = self.searcher
+        return {"names": s.needed_signals(), "learned": s.uses_ranker, "late": s.uses_late_interaction,
+                "n_docs": len(s.doc_ids), "n_passages": s.manifest.n_passages, "first": s.doc_ids[0],
+                "last": s.doc_ids[-1], "pid": os.getpid()}
+
+    def use_numba(self) -> None:
+        self.searcher.use_numba()
+
+    def best(self, key: str, queries: Sequence[Query], encoded: EncodedQueries, names: Sequence[str], n: int
+             ) -> dict[str, np.ndarray]:
+        """Round 1: per signal, this shard's n best scores of each query (kept for round 2 of batch `key`)."""
+        signals = self.searcher.signal_matrices(queries, names, encoded)
+        self._pending = {key: signals}  # one batch in flight: a coordinator waits for round 2 before the next
+        return {name: best_n(matrix, n) for name, matrix in signals.items()}
+
+    def candidates(self, key: str, queries: Sequence[Query], encoded: EncodedQueries, names: Sequence[str],
+                   bounds: Mapping[str, tuple[np.ndarray, np.ndarray]], depth: int, learned: bool) -> ShardCandidates:
+        """Round 2: this shard's `depth` best documents under the whole index's `bounds`. A worker restarted
+        between the rounds has lost round 1's signals and computes them again."""
+        s = self.searcher
+        signals = self._pending.pop(key, None) or s.signal_matrices(queries, names, encoded)
+        base = interpolate(signals, s.config.weights, bounds=bounds)
+        idx, scores = top_k(np.nan_to_num(base, nan=0.0, posinf=0.0, neginf=0.0), depth)
+        if not learned:
+            return ShardCandidates(idx, scores, None)
+        late = None
+        if s.uses_late_interaction and encoded.tokens is not None and s.late_store is not None:
+            late = late_scores(encoded.tokens, idx, s.late_store)
+        citations = s.learned.citations if s.learned is not None else None
+        values = gather_candidates(signals, s.years, idx, citations=citations, late=late, bounds=bounds)
+        return ShardCandidates(idx, scores, values)
+
+    def document(self, position: int) -> Document:
+        return self.documents.get(position)
+
+    def explain(self, key: str, queries: Sequence[Query], encoded: EncodedQueries, names: Sequence[str],
+                hits: Sequence[Sequence[int]]) -> list[list[tuple[Document, Explanation]]]:
+        """Round 1 of an explanation: per query, the documents at `hits` (this shard's positions) explained, with
+        this batch's signals kept for round 2 of batch `key`."""
+        signals = self.searcher.signal_matrices(queries, names, encoded)
+        self._pending = {key: signals}
+        out = []
+        for i, (query, positions) in enumerate(zip(queries, hits)):
+            view = QueryView(query.text, {n: m[i] for n, m in signals.items()},
+                             None if encoded.vectors is None else encoded.vectors[i],
+                             None if encoded.base is None else encoded.base[i])
+            out.append([(self.documents.get(p), e) for p, e in zip(positions, explain(self.searcher, view, positions))])
+        return out
+
+    def count_above(self, key: str, queries: Sequence[Query], encoded: EncodedQueries, names: Sequence[str],
+                    values: Sequence[Mapping[str, Sequence[float]]]) -> list[dict[str, list[int]]]:
+        """Round 2: per query and signal, how many of this shard's documents score above each of `values`."""
+        signals = self._pending.pop(key, None) or self.searcher.signal_matrices(queries, names, encoded)
+        return [count_above({n: m[i] for n, m in signals.items()}, v) for i, v in enumerate(values)]
+
+
+def _take(values: CandidateValues, order: np.ndarray) -> CandidateValues:
+    """The candidates' values in `order` (per query, positions along the candidate axis)."""
+    take = lambda a: np.take_along_axis(a, order, axis=1)
+    return CandidateValues({n: (take(raw), take(norm)) for n, (raw, norm) in values.signals.items()},
+                           take(values.years),
+                           None if values.citations is None else {k: take(v) for k, v in values.citations.items()},
+                           None if values.late is None else take(values.late))
+
+
+def _joined(parts: Sequence[CandidateValues]) -> CandidateValues:
+    cat = lambda arrays: np.concatenate(arrays, axis=1)
+    first = parts[0]
+    return CandidateValues(
+        {n: (cat([p.signals[n][0] for p in parts]), cat([p.signals[n][1] for p in parts])) for n in first.signals},
+        cat([p.years for p in parts]),
+        None if first.citations is None else {k: cat([p.citations[k] for p in parts]) for k in first.citations},
+        None if first.late is None else cat([p.late for p in parts]))
+
+
+def _ordered(idx: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Per query, positions best first, equal scores by corpus position (fusion.top_k's order)."""
+    return np.lexsort((idx, -scores), axis=1)
+
+
+class ShardedSearcher:
+    """Answers batches over a sharded index with its shards' workers (in this process, or Ray actors)."""
+
+    def __init__(self, index_dir: str | Path, cold: bool = False, ray: str | None = None) -> None:
+        self.index_dir = Path(index_dir).absolute()
+        self.manifest: Manifest = read_manifest(self.index_dir)
+        if not self.manifest.shards:
+            raise IndexDirError(f"{self.index_dir}: not a sharded index")
+        self.config = self.manifest.config
+        check_shardable(self.config)
+        data = self.index_dir / self.manifest.data_dir
+        verify_digests(data, self.manifest.files)  # the corpus's ids and each shard's manifest, as built
+        self.doc_ids: list[str] = load_doc_ids(data / "doc_ids.json", self.manifest.n_docs)
+        self.starts = [ref.start for ref in self.manifest.shards]
+        dirs = [data / ref.name for ref in self.manifest.shards]
+        address = ray_address(ray)
+        if address:
+            connect(address)
+            import ray as ray_module
+
+            # Every shard's actor can be placed at once, with a share of a CPU where there are more shards than CPUs.
+            nodes = [node["Resources"].get("CPU", 0) for node in ray_module.nodes() if node.get("Alive")]
+            self.pool: LocalPool | RayPool = RayPool(ShardWorker, [(str(d),) for d in dirs],
+                                                     [f"shard {ref.name}" for ref in self.manifest.shards],
+                                                     share_of_cpus(nodes, len(dirs)))
+        else:
+            self.pool = LocalPool([ShardWorker(str(d)) for d in dirs])
+        described = self.pool.run([(w, "describe", ()) for w in range(len(dirs))])
+        self._check_shards(described)
+        info = described[0]
+        self.names: list[str] = info["names"]
+        self.learned: bool = info["learned"]
+        self.late: bool = info["late"]
+        # The first shard holds the query encoders and the ranker (every shard holds the same).
+        first_dir = dirs[0]
+        first = read_manifest(first_dir)
+        self._first, self._cold = (first_dir, first), cold
+        self.ft_encoder = None
+        if self.manifest.artifacts_path is not None and (self.late or any(n in ENCODER_SIGNALS for n in self.names)):
+            self.ft_encoder = query_encoder(first_dir, first, first.path(first_dir, FINETUNED_ENCODER), "finetuned",
+                                            cold)
+        self.ranker = load_ranker(first.path(first_dir, "ranker.json")) if self.learned else None
+
+    def _check_shards(self, described: Sequence[dict[str, Any]]) -> None:
+        """Each shard holds the documents the manifest says it holds, in the corpus's order."""
+        for ref, info in zip(self.manifest.shards, described):
+            ids = self.doc_ids[ref.start:ref.start + ref.n_docs]
+            if (info["n_docs"], info["n_passages"], info["first"], info["last"]) != (ref.n_docs, ref.n_passages,
+                                                                                   ids[0], ids[-1]):
+                raise IndexDirError(f"{self.index_dir}: shard {ref.name} does not hold documents {ref.start}.."
+                                    f"{ref.start + ref.n_docs - 1} of the corpus; rebuild with build.sh")
+
+    @cached_property
+    def encoder(self):  # type: ignore[no-untyped-def]
+        """The base query encoder, loaded on first use (a trained index may need only the fine-tuned one)."""
+        return query_encoder(*self._first, self.manifest.encoder_path, "base", self._cold)
+
+    def needed_signals(self) -> list[str]:
+        return list(self.names)
+
+    def use_numba(self) -> None:
+        self.pool.run([(w, "use_numba", ()) for w in range(len(self.manifest.shards))])
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def encode(self, queries: Sequence[Query]) -> EncodedQueries:
+        """Each query encoded once, for every shard: base vectors for `dense`, the fine-tuned encoder's for the
+        learned signals (with token states where the ranker reads late interaction)."""
+        texts, stances = [q.text for q in queries], [q.stance for q in queries]
+        base = self.encoder.encode_queries(texts, stances) if "dense" in self.names else None
+        vectors = tokens = None
+        if self.ft_encoder is not None:
+            if self.late:
+                vectors, tokens = self.ft_encoder.encode_queries_with_tokens(texts, stances)
+            else:
+                vectors = self.ft_encoder.encode_queries(texts, stances)
+        return EncodedQueries(vectors, tokens, base)
+
+    def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256, on_batch: None = None
+               ) -> list[ResultLine]:
+        """Top-k distinct documents per query, as one index over the whole corpus answers."""
+        if on_batch is not None:
+            raise ConfigError("a sharded index does not show a search's signals: its explain() says what ranked each hit")
+        queries = cut_for_search(queries)
+        # Batches as one index cuts them (the encoder's floats depend on a batch's shape in their last bits).
+        batch_size = max(1, min(batch_size, MAX_BATCH_CELLS // max(self.manifest.n_passages, 1)))
+        out: list[ResultLine] = []
+        for start in range(0, len(queries), batch_size):
+            out.extend(self._batch(queries[start:start + batch_size], k))
+        return out
+
+    def _batch(self, queries: Sequence[Query], k: int) -> list[ResultLine]:
+        shards = range(len(self.manifest.shards))
+        key, n = uuid.uuid4().hex, self.config.norm_depth
+        encoded = self.encode(queries)
+        tops = self.pool.run([(w, "best", (key, queries, encoded, self.names, n)) for w in shards])
+        bounds = {name: topn_bounds(best_n(np.concatenate([t[name] for t in tops], axis=1), n)) for name in self.names}
+        candidates = self.ranker.candidates if self.ranker is not None else 0
+        depth = max(k, candidates)
+        parts: list[ShardCandidates] = self.pool.run(
+            [(w, "candidates", (key, queries, encoded, self.names, bounds, depth, self.learned)) for w in shards])
+        idx = np.concatenate([p.idx + start for p, start in zip(parts, self.starts)], axis=1)
+        base = np.concatenate([p.scores for p in parts], axis=1)
+        order = _ordered(idx, base)[:, :depth]
+        idx, base = np.take_along_axis(idx, order, axis=1), np.take_along_axis(base, order, axis=1)
+        scores = base
+        if self.ranker is not None:
+            values = _take(_joined([p.values for p in parts]), order)  # type: ignore[misc]
+            scores = self._ranked(queries, base, values, min(candidates, idx.shape[1]))
+            order = _ordered(idx, scores)
+            idx, scores = np.take_along_axis(idx, order, axis=1), np.take_along_axis(scores, order, axis=1)
+        idx, scores = idx[:, :k], scores[:, :k]
+        return [ResultLine(q.query_id, tuple(ScoredDoc(self.doc_ids[i], s) for i, s in zip(row, row_scores)))
+                for q, row, row_scores in zip(queries, idx.tolist(), np.asarray(scores, dtype=np.float64).tolist())]
+
+    def document(self, position: int) -> Document:
+        """The document at `position` of the corpus, read from the shard that holds it."""
+        shard = self._shard_of(position)
+        return self.pool.run([(shard, "document", (position - self.starts[shard],))])[0]
+
+    def _shard_of(self, position: int) -> int:
+        return int(np.searchsorted(self.starts, position, side="right")) - 1
+
+    def explain(self, queries: Sequence[Query], results: Sequence[ResultLine]
+                ) -> list[list[tuple[Document, Explanation, dict[str, int]]]]:
+        """Per query, each of its `results` (a search of these `queries`) with its document, its explanation from
+        the shard that holds it, and its rank under each signal over the whole corpus."""
+        queries = cut_for_search(queries)
+        shards = range(len(self.manifest.shards))
+        key = uuid.uuid4().hex
+        encoded = self.encode(queries)
+        if self.manifest.artifacts_path is not None and encoded.vectors is None:
+            # The ranking read no fine-tuned signal; the training propositions that cite a hit are still shown.
+            vectors = self._finetuned.encode_queries([q.text for q in queries], [q.stance for q in queries])
+            encoded = EncodedQueries(vectors, None, encoded.base)
+        places = [[self.positions[d.doc_id] for d in line.results] for line in results]
+        owner = [[self._shard_of(p) for p in row] for row in places]
+        hits = [[[p - self.starts[w] for p, o in zip(row, owned) if o == w] for row, owned in zip(places, owner)]
+                for w in shards]
+        told = self.pool.run([(w, "explain", (key, queries, encoded, self.names, hits[w])) for w in shards])
+        # Each query's hits in its ranking's order, from the shards that explained them.
+        found = []
+        for q, owned in enumerate(owner):
+            taken = [iter(told[w][q]) for w in shards]
+            found.append([next(taken[o]) for o in owned])
+        values = [{n: [e.signals[n] for _, e in row] for n in self.names} for row in found]
+        counts = self.pool.run([(w, "count_above", (key, queries, encoded, self.names, values)) for w in shards])
+        return [[(doc, e, {n: 1 + sum(counts[w][q][n][i] for w in shards) for n in e.signals})
+                 for i, (doc, e) in enumerate(row)] for q, row in enumerate(found)]
+
+    @cached_property
+    def positions(self) -> dict[str, int]:
+        """Each document's position in the corpus, by doc id."""
+        return {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
+
+    @cached_property
+    def _finetuned(self):  # type: ignore[no-untyped-def]
+        """The fine-tuned query encoder, for an explanation's memory reasons where the ranking does not use it."""
+        if self.ft_encoder is not None:
+            return self.ft_encoder
+        first_dir, first = self._first
+        return query_encoder(first_dir, first, first.path(first_dir, FINETUNED_ENCODER), "finetuned", self._cold)
+
+    def _ranked(self, queries: Sequence[Query], base: np.ndarray, values: CandidateValues, n: int) -> np.ndarray:
+        """The learned ranker's scores of the first `n` merged candidates (in (1, 2)), the interpolation's below
+        them (at most -1), as StanceSearcher.fuse places them."""
+        head = _take(values, np.tile(np.arange(n), (len(queries), 1)))
+        if head.late is not None and n > LATE_DEPTH:  # one index scores late interaction for its first candidates
+            late = head.late.copy()
+            late[:, LATE_DEPTH:] = np.nan
+            head = CandidateValues(head.signals, head.years, head.citations, late)
+        names, x = features_of(head, [q.stance for q in queries])
+        logits = self.ranker.score(names, x)  # type: ignore[union-attr]
+        out = base - base[:, :1] - 1.0
+        out[:, :n] = ranked_places(logits)
+        return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
+
+
+def open_searcher(index_dir: str | Path, cold: bool = False, ray: str | None = None
+                  ) -> StanceSearcher | ShardedSearcher:
+    """The searcher of an index directory, one index or sharded (its shards' workers on the Ray cluster `ray` or
+    $CITATOR_RAY, else in this process)."""
+    if read_manifest(Path(index_dir)).shards:
+        return ShardedSearcher(index_dir, cold, ray)
+    return StanceSearcher(index_dir, cold=cold)

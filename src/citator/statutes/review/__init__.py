@@ -1,0 +1,13 @@
+"""The human-label store: review items from a statute run, reviewers, and labels bound to text hashes."""
+
+from citator.statutes.review.exchange import ExportCounts, export_labels, import_labels, read_labels
+from citator.statutes.review.pool import PoolEntry, keyword_order, read_pool
+from citator.statutes.review.records import GRADES, LabelRecord, Reviewer, ReviewItem, parse_grade
+from citator.statutes.review.store import LabelStore, LoadCounts, Progress
+
+__all__ = [
+    "GRADES", "LabelRecord", "Reviewer", "ReviewItem", "parse_grade",
+    "LabelStore", "LoadCounts", "Progress",
+    "PoolEntry", "read_pool", "keyword_order",
+    "ExportCounts", "export_labels", "import_labels", "read_labels",
+]

@@ -1,1 +1,0 @@
-"""The three workloads end to end: stance retrieval, metered reranking harness, statute benchmark."""

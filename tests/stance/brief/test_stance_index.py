@@ -1,0 +1,166 @@
+"""StanceIndex ranks exactly as the searcher does; the brief's columns are search's answers; hits explain themselves."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import citator
+from citator.stance.brief.index import StanceIndex
+from citator.data.records import Query
+from citator.errors import IndexDirError, PropositionError
+from citator.stance.retrieve.manifest import DOCUMENT_OFFSETS as OFFSETS, DOCUMENTS
+from citator.stance.retrieve.manifest import read_manifest
+from citator.engines.passages import PassageSpec, split_passages
+from citator.stance.retrieve.searcher import StanceSearcher
+from fixtures.brief import HOSTILE_ID
+
+
+def _texts(small_stance_set: dict[str, Path], n: int = 8) -> list[str]:
+    rows = [json.loads(line) for line in small_stance_set["queries"].open()]
+    return list(dict.fromkeys(r["text"] for r in rows))[:n]
+
+
+def _ranking(hits) -> list[tuple[str, float]]:  # type: ignore[no-untyped-def]
+    return [(h.doc_id, h.score) for h in hits]
+
+
+@pytest.mark.parametrize("which", ["brief_index", "brief_contrast_index"])
+def test_brief_columns_are_search_answers_and_the_searchers_own(which: str, request: pytest.FixtureRequest,
+                                                                 small_stance_set: dict[str, Path]) -> None:
+    index_dir = request.getfixturevalue(which)
+    index = StanceIndex.open(index_dir)
+    searcher = StanceSearcher(index_dir)
+    for text in _texts(small_stance_set):
+        brief = index.brief(text, k=5)
+        assert len(brief.supported) == len(brief.refuted) == 5
+        for stance in ("supported", "refuted"):
+            assert _ranking(brief.column(stance)) == _ranking(index.search(text, stance=stance, k=5))
+        # The searcher's own documents and scores for the proposition asked with both stances in one batch.
+        asked = searcher.search([Query("s", text, "supported"), Query("r", text, "refuted")], k=5)
+        assert _ranking(brief.supported) == [(d.doc_id, d.score) for d in asked[0].results]
+        assert _ranking(brief.refuted) == [(d.doc_id, d.score) for d in asked[1].results]
+        assert _ranking(index.search(text, stance="all", k=3)) == [
+            (d.doc_id, d.score) for d in searcher.search([Query("a", text, "all")], k=3)[0].results]
+        if which == "brief_index":  # no contrast: a stance asked alone gets the same answer, to the float's last bits
+            for stance, line in zip(("supported", "refuted"), asked):
+                alone = searcher.search([Query(stance, text, stance)], k=5)[0].results
+                assert [d.doc_id for d in alone] == [d.doc_id for d in line.results]
+                assert [d.score for d in alone] == pytest.approx([d.score for d in line.results], abs=1e-5)
+
+
+def test_hits_carry_the_passage_that_scored_with_matched_terms_and_each_signal(
+        brief_index: Path, small_stance_set: dict[str, Path]) -> None:
+    index = StanceIndex.open(brief_index)
+    searcher = index.searcher
+    text = _texts(small_stance_set)[0]
+    hits = index.search(text, stance="supported", k=10)
+    assert [h.rank for h in hits] == list(range(1, 11))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        hits[0].score = 1.0  # type: ignore[misc]
+    signals = searcher.signal_matrices([Query("s", text, "supported")], searcher.needed_signals())
+    spec = PassageSpec(searcher.config.passage_words, searcher.config.passage_overlap)
+    stem = index._key
+    query_stems = {stem(w) for w in text.replace(",", " ").replace(".", " ").split()} - {None}
+    marked = 0
+    for hit in hits:
+        doc = index.document(hit.doc_id)
+        ev = hit.evidence
+        assert ev.text == doc.text[ev.start:ev.end]
+        # The passage is the index's passage number `ev.passage` of that document.
+        assert " ".join(ev.text.split()) == split_passages("", doc.text, spec)[ev.passage]
+        by_name = {s.name: s for s in hit.signals}
+        assert set(by_name) == set(signals)
+        position = searcher.doc_ids.index(hit.doc_id)
+        for name, matrix in signals.items():
+            assert by_name[name].score == pytest.approx(float(matrix[0, position]), abs=1e-5)
+            assert by_name[name].rank == 1 + int((matrix[0] > matrix[0, position]).sum())
+        # Dense MaxP scores a document by its best passage: the evidence is that passage.
+        assert ev.signal == "dense" and ev.score == pytest.approx(by_name["dense"].score, abs=1e-4)
+        for m in ev.marks:
+            assert stem(ev.text[m.start:m.end]) in query_stems
+        marked += len(ev.marks)
+        assert hit.memory is None  # untrained index
+    assert marked > 0
+
+
+def test_passage_in_place_is_the_evidence_span_of_the_document(brief_index: Path,
+                                                               small_stance_set: dict[str, Path]) -> None:
+    index = StanceIndex.open(brief_index)
+    text = _texts(small_stance_set)[1]
+    for hit in index.search(text, stance="refuted", k=5):
+        doc, span, marks = index.passage_in_place(hit.doc_id, hit.evidence.passage, text)
+        assert (span.start, span.end) == (hit.evidence.start, hit.evidence.end)
+        assert [doc.text[m.start:m.end] for m in marks] == [hit.evidence.text[m.start:m.end]
+                                                            for m in hit.evidence.marks]
+    with pytest.raises(PropositionError, match="no passage 99"):
+        index.passage_in_place(hit.doc_id, 99, text)
+    with pytest.raises(PropositionError, match="no document"):
+        index.document("no-such-doc")
+
+
+def test_titles_and_citations_come_from_the_corpus(brief_index: Path) -> None:
+    index = StanceIndex.open(brief_index)
+    hits = {h.doc_id: h for h in index.search("a grant of land is a contract the legislature may not void", k=41)}
+    assert hits[HOSTILE_ID].label == "1 Test 1 (2026)" and hits[HOSTILE_ID].title.startswith("<script>")
+    oyez = [h for h in hits.values() if h.doc_id[:4].isdigit() and "." in h.doc_id]
+    assert oyez and all(h.label.startswith(h.doc_id[:4]) or "U.S." in h.label for h in oyez)
+
+
+@pytest.mark.parametrize("text,k,stance,message", [
+    ("", 5, "supported", "empty"), ("   \n", 5, "supported", "empty"), ("x" * 2001, 5, "supported", "2001"),
+    ("law", 0, "supported", "k must"), ("law", 101, "supported", "k must"), ("law", 5, "overruled", "stance"),
+])
+def test_bad_requests_are_refused_with_one_line(brief_index: Path, text: str, k: int, stance: str,
+                                                 message: str) -> None:
+    index = StanceIndex.open(brief_index)
+    with pytest.raises(PropositionError, match=message):
+        index.search(text, stance=stance, k=k)
+
+
+def test_an_index_missing_its_document_copy_is_refused_as_damaged(brief_index: Path, tmp_path: Path) -> None:
+    # Every file of an index is recorded in its manifest: a document copy that went missing is damage, not an
+    # older format to fall back from.
+    copy = tmp_path / "index"
+    shutil.copytree(brief_index, copy)
+    data = copy / read_manifest(copy).data_dir
+    (data / DOCUMENTS).unlink()
+    with pytest.raises(IndexDirError, match=f"{DOCUMENTS}( is)? missing"):
+        StanceIndex.open(copy)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "swapped", "offsets"])
+def test_a_damaged_document_copy_is_refused(brief_index: Path, tmp_path: Path, damage: str) -> None:
+    copy = tmp_path / "index"
+    shutil.copytree(brief_index, copy)
+    data = copy / read_manifest(copy).data_dir
+    lines = (data / DOCUMENTS).read_bytes().splitlines(keepends=True)
+    if damage == "truncated":
+        (data / DOCUMENTS).write_bytes(b"".join(lines)[:-10])
+    elif damage == "swapped":  # another document's id in the first line, offsets unchanged
+        first = re.sub(rb'"doc_id": "(.)', lambda m: b'"doc_id": "' + (b"Y" if m.group(1) == b"Z" else b"Z"),
+                       lines[0], count=1)
+        (data / DOCUMENTS).write_bytes(b"".join([first, *lines[1:]]))
+    else:
+        np.save(data / OFFSETS, np.zeros(3, dtype=np.int64))
+    with pytest.raises(IndexDirError, match="rebuild"):
+        index = StanceIndex.open(copy)
+        for doc_id in index.searcher.doc_ids:
+            index.document(doc_id)
+
+
+def test_public_names_load_on_first_use_and_import_citator_stays_light() -> None:
+    assert citator.StanceIndex is StanceIndex
+    assert {"StanceIndex", "Brief", "Hit"} <= set(citator.__all__)
+    with pytest.raises(AttributeError):
+        citator.NoSuchName  # noqa: B018
+    code = "import sys, citator; print(','.join(m for m in ('numpy', 'torch', 'citator.stance.brief') if m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip() == ""

@@ -1,0 +1,33 @@
+"""The index directory's cache keys for base passages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from citator.stance.learn.passage_cache import base_passage_cache, prune_passage_caches
+
+
+def test_pruning_removes_only_this_corpus_and_encoders_caches_under_other_rules(tmp_path: Path) -> None:
+    corpus, encoder, other = "c" * 64, "e" * 64, "f" * 64
+
+    def make(vectors: Path, tokens: Path) -> None:
+        vectors.write_bytes(b"npy")
+        tokens.mkdir()
+        (tokens / "part").write_bytes(b"tokens")
+
+    current = base_passage_cache(tmp_path, corpus, encoder)
+    stale = (tmp_path / f"base-passages-{corpus[:12]}-{encoder[:12]}-000000000000.npy",
+             tmp_path / f"base-passages-{corpus[:12]}-{encoder[:12]}-000000000000-tokens")
+    other_encoder = (tmp_path / f"base-passages-{corpus[:12]}-{other[:12]}-000000000000.npy",
+                     tmp_path / f"base-passages-{corpus[:12]}-{other[:12]}-000000000000-tokens")
+    # Named before the rules were part of the name (53fab41).
+    legacy = (tmp_path / f"base-passages-{corpus[:12]}-{encoder[:12]}.npy",
+              tmp_path / f"base-passages-{corpus[:12]}-{encoder[:12]}-tokens")
+    for pair in (current, stale, other_encoder, legacy):
+        make(*pair)
+    unknown = tmp_path / f"base-passages-{corpus[:12]}-{encoder[:12]}-notes.txt"  # not a cache: left alone
+    unknown.write_text("mine")
+    assert prune_passage_caches(tmp_path, corpus, encoder) == sorted(stale + legacy)
+    assert all(p.exists() for p in current + other_encoder + (unknown,))
+    assert not any(p.exists() for p in stale + legacy)
+    assert prune_passage_caches(tmp_path, corpus, encoder) == []
