@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citator.models.encoder import STANCE_TASKS
+from citator.models.qwen3_encoder import STANCE_TASKS
 
 from citator.models.load import load_encoder
 from citator.models.qwen3_encoder import Qwen3Encoder, query_with_instruction

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from citator.models.encoder import STOPWORDS, content_vocabulary, pad_token_states
+from citator.models.content_tokens import STOPWORDS, content_vocabulary
+from citator.models.encoder import pad_token_states
 from citator.models.onnx_encoder import OnnxEncoder, export_onnx
 from citator.models.transformer_encoder import QUERY_FORMAT_FILE, TransformerEncoder
 

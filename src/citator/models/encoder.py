@@ -10,14 +10,6 @@ import numpy as np
 
 from citator.errors import ConfigError
 
-# Task texts for instruction-following embedders (Qwen3-Embedding): "Instruct: {task}\nQuery:{text}".
-STANCE_TASKS = {
-    "supported": "Given a legal proposition, retrieve court decisions that support it",
-    "refuted": "Given a legal proposition, retrieve court decisions that refute or contradict it",
-    "all": "Given a legal proposition, retrieve court decisions that support or refute it",
-}
-
-
 @dataclass(frozen=True)
 class TokenStates:
     """Unit-length last-layer states of each text's tokens, padded: `states` (n, width, dim), `mask` (n, width)."""
@@ -61,24 +53,6 @@ class Encoder(ABC):
     def encode_queries(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = QUERY_BATCH
                        ) -> np.ndarray:
         """float32 array (n, dim), rows of unit length; the stance may shape the query side."""
-
-
-# Lucene's English stop set (the one bm25s and our BM25 use): dropped from the document side of late interaction,
-# with special and punctuation-only tokens. On CaseFacts that keeps 61% of the tokens and scored better than all of
-# them (out-of-fold train NDCG@10 of the learned fusion 0.4990 vs 0.4912).
-STOPWORDS = frozenset(("a an and are as at be but by for if in into is it no not of on or such that the their then "
-                       "there these they this to was will with").split())
-
-
-def content_vocabulary(tokens: Sequence[str], special: set[str]) -> np.ndarray:
-    """Per vocabulary entry: True unless it is a special token, punctuation only or a whole-word stopword
-    (a WordPiece "##" continuation is never one; byte-level BPE's "Ġ" / SentencePiece's "▁" word markers are ignored)."""
-    def content(token: str) -> bool:
-        word = token.lstrip("\u0120\u2581").lower()
-        return (token not in special and any(c.isalnum() for c in word)
-                and (token.startswith("##") or word not in STOPWORDS))
-
-    return np.array([content(t) for t in tokens], dtype=bool)
 
 
 def pad_token_states(states: Sequence[np.ndarray], dim: int) -> TokenStates:

@@ -18,14 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from citator.errors import ConfigError
-from citator.models.encoder import (
-    QUERY_BATCH,
-    Encoder,
-    TokenStates,
-    content_vocabulary,
-    encode_each_once,
-    pad_token_states,
-)
+from citator.models.content_tokens import content_vocabulary
+from citator.models.encoder import QUERY_BATCH, Encoder, TokenStates, encode_each_once, pad_token_states
 from citator.models.transformer_encoder import read_pooling, read_query_prefixes
 
 SUPPORTED_TYPES = ("bert",)

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from citator.models.encoder import STANCE_TASKS
 from citator.models.transformer_encoder import TransformerEncoder
 
 EOS = "<|endoftext|>"
+
+# Task texts for instruction-following embedders (Qwen3-Embedding): "Instruct: {task}\nQuery:{text}".
+STANCE_TASKS = {
+    "supported": "Given a legal proposition, retrieve court decisions that support it",
+    "refuted": "Given a legal proposition, retrieve court decisions that refute or contradict it",
+    "all": "Given a legal proposition, retrieve court decisions that support or refute it",
+}
 
 
 def query_with_instruction(text: str, stance: str) -> str:

@@ -13,14 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from citator.models.encoder import (
-    QUERY_BATCH,
-    Encoder,
-    TokenStates,
-    content_vocabulary,
-    encode_each_once,
-    pad_token_states,
-)
+from citator.models.content_tokens import content_vocabulary
+from citator.models.encoder import QUERY_BATCH, Encoder, TokenStates, encode_each_once, pad_token_states
 
 QUERY_FORMAT_FILE = "citator_query_format.json"
 # Documents are padded to their token count rounded up to this (see TransformerEncoder._batches).

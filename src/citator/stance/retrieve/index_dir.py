@@ -26,7 +26,7 @@ from citator.data.atomic import open_append, output_dir
 from citator.data.hashing import sha256_file, sha256_text
 from citator.errors import CorpusError, IndexDirError
 from citator.data.records import Document
-from citator.models.encoder import STOPWORDS
+from citator.models.content_tokens import STOPWORDS
 from citator.stance.retrieve.config import BASE_SIGNALS, RetrievalConfig
 from citator.engines.dense import DenseIndex
 from citator.stance.retrieve.index_files import record_files
