@@ -33,6 +33,8 @@ Signal = Callable[[Sequence[Query]], np.ndarray]
 MAX_BATCH_CELLS = 50_000_000
 # Beyond the exact-search threshold, dense MaxP looks only at each query's best passages.
 DENSE_TOP_PASSAGES = 1000
+
+
 @dataclass(frozen=True)
 class EncodedQueries:
     """A batch's fine-tuned query vectors and, where late interaction is used, their token states; `base`: the base
@@ -94,7 +96,7 @@ def query_encoder(index_dir: Path, manifest: Manifest, model_dir: str | Path, gr
 
     graph = manifest.path(index_dir, f"{QUERY_GRAPHS}/{graph_name}.onnx") if graph_name else None
     graph = graph if graph is not None and graph.is_file() else None
-    # The index's files this encoder reads are checked now, as they are loaded (open_index left them out).
+    # The index's files this encoder reads are checked now, as it loads them (opening the index left them out).
     data = index_dir / manifest.data_dir
     graph_run = runs_graph(Path(model_dir), cold, graph)
     reads = {graph.relative_to(data).as_posix()} if graph_run and graph is not None else set()
