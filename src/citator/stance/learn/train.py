@@ -291,7 +291,7 @@ def choose_fusion(fitting: _Fitting, data: TrainingData, dev: DevScoring, folds:
     # (b) LambdaMART fitted on train, on features that parts fitted without each query's fold give it (as they
     # will be for unseen queries); scored on all of dev, which it never saw.
     reused = 0
-    if len(set(proposition_folds(train_q, folds).tolist())) < 2:
+    if not spans_folds(train_q, folds):
         skipped["lambdamart"] = "train's propositions all fall in one fold"
     else:
         t = time.monotonic()
@@ -351,8 +351,7 @@ def fit_on_train(fitting: _Fitting, data: TrainingData, out: Path, folds: int, s
     # The fold encoders out_of_fold_features will want (a fold holding no query's has none).
     fold_jobs = [(q, d) for q, d in fold_training_sets(train_q, work_dir(out) / "folds", folds)
                  if len(q) < len(train_q)]
-    lambdamart_folds = len(set(proposition_folds(train_q, folds).tolist())) >= 2
-    jobs = [(list(train_q), out / ENCODER)] + (fold_jobs if lambdamart_folds else [])
+    jobs = [(list(train_q), out / ENCODER)] + (fold_jobs if spans_folds(train_q, folds) else [])
     timings["finetuned_side_by_side"] = _side_by_side(fitting, jobs, train_qrels, side_by_side)
     side_seconds = time.monotonic() - t
     parts = fitting.fit(train_q, train_qrels, out / ENCODER)
@@ -734,6 +733,11 @@ def fit_ranker_cv(signals: dict[str, np.ndarray], queries: Sequence[Query], qrel
         runs.update(_reranked_top10(held, cand[~fit], ranker.score(names, x[~fit]), searcher.doc_ids))
     cv = evaluate(qrels, runs, ["ndcg@10"], [q.query_id for q in queries])["ndcg@10"]
     return fit_linear_ranker(names, x, y), cv
+
+
+def spans_folds(queries: Sequence[Query], folds: int) -> bool:
+    """Whether the queries' propositions fall in two folds or more: only then are out-of-fold features made."""
+    return len(set(proposition_folds(queries, folds).tolist())) >= 2
 
 
 def proposition_folds(queries: Sequence[Query], folds: int) -> np.ndarray:

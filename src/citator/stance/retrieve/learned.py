@@ -23,6 +23,11 @@ ENCODER_SIGNALS = ("ft_dense", *MEMORY_SIGNALS, "doc_embedding")
 LEARNED_SIGNALS = (*ENCODER_SIGNALS, EXPANDED)
 
 
+def reads_encoder(names: Sequence[str]) -> bool:
+    """Whether any of the signals `names` needs the fine-tuned encoder's query vectors."""
+    return any(name in ENCODER_SIGNALS for name in names)
+
+
 @dataclass(frozen=True)
 class LearnedParts:
     """A model's parts over one corpus of `n_docs` documents: the proposition memory with its (entry, document)

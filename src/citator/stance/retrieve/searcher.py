@@ -18,7 +18,7 @@ from citator.engines.dense import DenseIndex
 from citator.engines.fusion import interpolate, rrf, top_k
 from citator.stance.retrieve.index_files import check_starts, load_array, load_doc_ids, verify_digests
 from citator.stance.retrieve.manifest import FINETUNED_ENCODER, QUERY_GRAPHS, Manifest, read_manifest
-from citator.stance.retrieve.learned import ENCODER_SIGNALS, LearnedParts
+from citator.stance.retrieve.learned import LearnedParts, reads_encoder
 from citator.engines.lexical import LexicalIndex
 from citator.engines.passages import document_of_passage, max_per_document
 from citator.stance.retrieve.late_interaction import TokenStore, reads_late_interaction
@@ -225,7 +225,7 @@ class StanceSearcher:
         learned = learned if learned is not None else self.learned
         if learned is not None:
             vectors = None
-            if any(n in ENCODER_SIGNALS for n in names):
+            if reads_encoder(names):
                 known = encoded is not None and encoded.vectors is not None
                 vectors = encoded.vectors if known else self.encode(queries).vectors  # type: ignore[union-attr]
             out.update(learned.signals([q.text for q in queries], [q.stance for q in queries], vectors, names,
@@ -233,7 +233,7 @@ class StanceSearcher:
         return out
 
     def _uses_ft_encoder(self, names: Sequence[str]) -> bool:
-        return self.learned is not None and any(n in ENCODER_SIGNALS for n in names)
+        return self.learned is not None and reads_encoder(names)
 
     def candidates(self, signals: Mapping[str, np.ndarray], queries: Sequence[Query], weights: Mapping[str, float],
                    depth: int, norm_depth: int = 100, tokens: TokenStates | None = None,

@@ -55,7 +55,7 @@ class ShardBuilder:
         self._tokens: dict[int, dict[str, Tokenized]] = {}
         self._docs: dict[int, list[Document]] = {}
 
-    def count(self, shard: int, part: Any, config: RetrievalConfig, artifacts: str | None,
+    def count(self, shard: int, part: Any, config: RetrievalConfig, artifacts: StanceModel | None,
               start: int, corpus_ids: Sequence[str], corpus_titles: Sequence[str]) -> dict[str, CorpusStats]:
         """Round 1: the shard's documents (a list, or a dataset of the blocks Ray Data read) and texts tokenized
         (both kept) and their statistics per lexical index."""
@@ -64,22 +64,21 @@ class ShardBuilder:
         if artifacts is not None:
             from citator.stance.retrieve.memory import PropositionMemory
 
-            memory = PropositionMemory.load(StanceModel.load(Path(artifacts)).memory_dir)
+            memory = PropositionMemory.load(artifacts.memory_dir)
             links = corpus_links(memory, corpus_ids, corpus_titles, start, len(docs))
         texts = lexical_texts(docs, config, memory, links)
         self._tokens[shard] = {name: LexicalIndex.tokenize(t) for name, t in texts.items()}
         return {name: tokens.stats() for name, tokens in self._tokens[shard].items()}
 
     def build(self, shard: int, shard_dir: str, corpus: str, encoder_path: str,
-              encoder_sha256: str, config: RetrievalConfig, artifacts: str | None, start: int,
+              encoder_sha256: str, config: RetrievalConfig, artifacts: StanceModel | None, start: int,
               corpus_ids: Sequence[str], corpus_titles: Sequence[str], stats: Mapping[str, CorpusStats],
               progress: bool) -> int:
         """Round 2: the shard's index directory, scored with the corpus's `stats`; its number of passages."""
         part = ShardPart(start, corpus_ids, corpus_titles, stats, self._tokens.pop(shard))
-        found = StanceModel.load(Path(artifacts)) if artifacts is not None else None
         Path(shard_dir).mkdir(parents=True)
         manifest = build_locked(self._docs.pop(shard), Path(corpus), Path(shard_dir), Path(encoder_path),
-                                self.encoder, config, progress, found, None, None, encoder_sha256, part)
+                                self.encoder, config, progress, artifacts, None, None, encoder_sha256, part)
         return manifest.n_passages
 
 
@@ -117,7 +116,8 @@ def build_sharded(corpus_path: Path, index_dir: Path, shards: int, encoder_path:
         raise ConfigError(f"--shards must be between 1 and the corpus's {len(ids)} documents, got {shards!r}")
     starts = shard_starts(len(ids), shards)
     ends = [*starts[1:], len(ids)]
-    art = None if inputs.artifacts is None else str(Path(inputs.artifacts.root).absolute())
+    # The model as the coordinator loaded and checked it: builders take it whole rather than hash it again.
+    art = inputs.artifacts
     parts = [inputs.docs[a:b] for a, b in zip(starts, ends)] if ray is None else read.parts(starts)
     with build_lock(index_dir) as where, fresh_build(where) as tmp:
         pool = _builders(inputs, shards, ray, workers)
@@ -157,8 +157,8 @@ def build_sharded(corpus_path: Path, index_dir: Path, shards: int, encoder_path:
             corpus_sha256=sha256_file(corpus), n_docs=len(ids), n_passages=sum(passages),
             encoder_path=str(inputs.encoder_path.absolute()), encoder_id=inputs.encoder.model_id,
             config=inputs.config, citator_version=citator.__version__, built_at=time.time(), data_dir=tmp.name,
-            artifacts_path=art,
-            artifacts_sha256=None if inputs.artifacts is None else sha256_file(inputs.artifacts.manifest_path),
+            artifacts_path=None if art is None else str(art.root),
+            artifacts_sha256=None if art is None else sha256_file(art.manifest_path),
             encoder_sha256=inputs.encoder_sha256, passage_rules=passage_rules(), files=own, shards=refs)
         switch_to(where, tmp, manifest)
     return manifest

@@ -38,7 +38,7 @@ from citator.stance.retrieve.ranker import (
     load_ranker,
     ranked_places,
 )
-from citator.stance.retrieve.learned import ENCODER_SIGNALS
+from citator.stance.retrieve.learned import reads_encoder
 from citator.stance.retrieve.searcher import MAX_BATCH_CELLS, EncodedQueries, StanceSearcher, query_encoder
 from citator.stance.shards.workers import LocalPool, RayPool, connect, ray_address, share_of_cpus
 
@@ -189,7 +189,7 @@ class ShardedSearcher:
         first = read_manifest(first_dir)
         self._first, self._cold = (first_dir, first), cold
         self.ft_encoder = None
-        if self.manifest.artifacts_path is not None and (self.late or any(n in ENCODER_SIGNALS for n in self.names)):
+        if self.manifest.artifacts_path is not None and (self.late or reads_encoder(self.names)):
             self.ft_encoder = query_encoder(first_dir, first, first.path(first_dir, FINETUNED_ENCODER), "finetuned",
                                             cold)
         self.ranker = load_ranker(first.path(first_dir, "ranker.json")) if self.learned else None
