@@ -1,5 +1,5 @@
-"""Statute relevance benchmark: pool order vs the MiniLM embedding reranker on the NRS and D.C. dev suites, for each
-retrieval arm (keyword, hybrid), and the arms against each other.
+"""Statute relevance benchmark: pool order vs the MiniLM embedding reranker on the NRS and D.C. dev suites (and the
+fresh hand-written sets: statute_suites.py), for each retrieval arm (keyword, hybrid), and the arms against each other.
 
 Per suite, arm and split: Hit@1/5/10, RR and target coverage of the 30-candidate pool, for the pool's order and the
 reranked order of the same 30, with paired family-bootstrap 95% intervals (10,000 replicates, seed 20260920); then
@@ -7,7 +7,7 @@ hybrid minus keyword, paired the same way, for pool order and for reranked order
 and the controls are in each run's metrics.json and report.
 
     .venv/bin/python benchmarks/statutes.py [--data ../shared/data/statutes] [--runs-dir benchmarks/work/statutes]
-        [--suites nrs dc] [--retrieval keyword hybrid] [--index-dir benchmarks/work/statutes-index] [--resume]
+        [--suites nrs dc fresh-nrs fresh-dc] [--retrieval keyword hybrid] [--index-dir benchmarks/work/statutes-index] [--resume]
 
 Wall time per run is from a fresh run directory (indexing, passages, MiniLM encoding, bootstrap, report), after the
 reranker's encoder is loaded; the hybrid arm's vectors come from --index-dir (built there on first use, and the
@@ -24,9 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "statutes"
-SUITES = {"nrs": "nevada_nrs_subset", "dc": "dc_code"}
+from statute_suites import DATA, ROOT, SUITES, corpus_key, display_path, paths
+
 METRICS = ("hit@1", "hit@5", "hit@10", "rr")
 
 
@@ -35,18 +34,18 @@ def _print_run(name: str, arm: str, metrics: dict) -> None:
         for kind in kinds:
             for order, table in ((f"{arm}", metrics["by_split"]), (f"{arm}+emb", metrics["reranked_by_split"])):
                 r = table[split][kind]
-                print(f"{name:<5} {split:<6} {kind:<15} {r['queries']:>3} {order:<13} "
+                print(f"{name:<9} {split:<6} {kind:<15} {r['queries']:>3} {order:<13} "
                       + " ".join(f"{r[m]:>6.3f}" for m in (*METRICS, "coverage")))
     for split, ms in metrics["paired"].items():
         for metric, iv in ms.items():
             lo, hi = iv["difference_ci95"]
-            print(f"{name:<5} {split:<6} {arm} paired emb-pool {metric:<7} diff {iv['difference']:+.3f}  "
+            print(f"{name:<9} {split:<6} {arm} paired emb-pool {metric:<7} diff {iv['difference']:+.3f}  "
                   f"95% CI [{lo:+.3f}, {hi:+.3f}]  ({iv['queries']} queries, {iv['families']} families)")
 
 
-def _summary(name: str, metrics: dict, seconds: float) -> dict:
+def _summary(corpus: str, metrics: dict, seconds: float) -> dict:
     return {
-        "corpus": f"{SUITES[name]}/sections.jsonl",
+        "corpus": corpus,
         "suite_version": metrics["suite_version"],
         "provider": metrics["provider"],
         "retrieval_version": metrics["retrieval_version"],
@@ -92,7 +91,7 @@ def _between(name: str, keyword: dict, hybrid: dict) -> dict:
                                                    "difference_ci95": iv["difference_ci95"],
                                                    "queries": iv["queries"], "families": iv["families"]}
                 lo, hi = iv["difference_ci95"]
-                print(f"{name:<5} {split:<6} hybrid-keyword {label:<9} {metric:<8} {iv['keyword']:.3f} -> "
+                print(f"{name:<9} {split:<6} hybrid-keyword {label:<9} {metric:<8} {iv['keyword']:.3f} -> "
                       f"{iv['reranked']:.3f}  diff {iv['difference']:+.3f}  95% CI [{lo:+.3f}, {hi:+.3f}]")
     return out
 
@@ -101,7 +100,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA, help="folder holding nevada_nrs_subset/ and dc_code/")
     parser.add_argument("--runs-dir", type=Path, default=ROOT / "benchmarks" / "work" / "statutes")
-    parser.add_argument("--suites", nargs="+", choices=sorted(SUITES), default=["nrs", "dc"])
+    parser.add_argument("--suites", nargs="+", choices=SUITES, default=["nrs", "dc"])
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "statutes.json")
     parser.add_argument("--resume", action="store_true", help="reuse existing run directories (wall time then means little)")
     parser.add_argument("--retrieval", nargs="+", choices=("keyword", "hybrid"), default=["keyword", "hybrid"])
@@ -114,29 +113,34 @@ def main() -> int:
 
     provider = EmbeddingProvider()
     results: dict[str, object] = {}
-    print(f"{'suite':<5} {'split':<6} {'kind':<15} {'n':>3} {'order':<13} {'hit@1':>6} {'hit@5':>6} {'hit@10':>6} "
+    print(f"{'suite':<9} {'split':<6} {'kind':<15} {'n':>3} {'order':<13} {'hit@1':>6} {'hit@5':>6} {'hit@10':>6} "
           f"{'rr':>6} {'cov':>6}")
     for name in args.suites:
-        corpus, suite = (args.data / SUITES[name] / f for f in ("sections.jsonl", "suite-dev.jsonl"))
+        corpus, suite = paths(args.data, name)
         by_arm: dict[str, dict] = {}
         for arm in args.retrieval:
             run_dir = args.runs_dir / (name if arm == "keyword" else f"{name}-{arm}")
             if not args.resume:
                 shutil.rmtree(run_dir, ignore_errors=True)
             start = time.perf_counter()
-            metrics = run_statutes(RunConfig(corpus, suite, run_dir, retrieval=arm, index_dir=args.index_dir / name),
-                                   provider)
+            config = RunConfig(corpus, suite, run_dir, retrieval=arm, index_dir=args.index_dir / corpus_key(name))
+            metrics = run_statutes(config, provider)
             seconds = time.perf_counter() - start
             by_arm[arm] = metrics
             _print_run(name, arm, metrics)
-            results[f"{name}/{arm}"] = _summary(name, metrics, seconds)
+            results[f"{name}/{arm}"] = _summary(display_path(corpus, args.data), metrics, seconds)
         if {"keyword", "hybrid"} <= by_arm.keys():
             results[f"{name}/hybrid-vs-keyword"] = _between(name, by_arm["keyword"], by_arm["hybrid"])
     results["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
     results[f"command/{'+'.join(args.suites)}"] = "python benchmarks/statutes.py " + " ".join(sys.argv[1:])
-    # Suites run separately add to one results file; a suite's entries are replaced when it is run again.
+    # Suites run separately add to one results file; a suite's entries are replaced when it is run again, and so is
+    # an earlier command whose suites were all run again.
     if args.out.is_file():
-        results = {**json.loads(args.out.read_text(encoding="utf-8")), **results}
+        earlier = json.loads(args.out.read_text(encoding="utf-8"))
+        rerun = set(args.suites)
+        results = {**{k: v for k, v in earlier.items()
+                      if not (k.startswith("command/") and set(k.removeprefix("command/").split("+")) <= rerun)},
+                   **results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")

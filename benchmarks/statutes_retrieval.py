@@ -1,10 +1,11 @@
 """Statute pools by retrieval arm: the keyword arm, the hybrid arm and the hybrid arm's parts, on the dev suites.
 
-For each suite, the ranking queries' pool of 30 under each retrieval: target coverage of the pool and Hit@1/5/10
+For each suite (the dev suites, and the fresh hand-written sets that confirm on new questions what was chosen on
+dev: statute_suites.py), the ranking queries' pool of 30 under each retrieval: target coverage of the pool and Hit@1/5/10
 and RR of the pool's own order (no reranker). Each ablation drops or changes one part of the hybrid arm, so what
 each part adds is measured on the same queries. MiniLM vectors are cached under --index-dir (built once).
 
-    .venv/bin/python benchmarks/statutes_retrieval.py [--data ../shared/data/statutes] [--suites nrs dc]
+    .venv/bin/python benchmarks/statutes_retrieval.py [--data ../shared/data/statutes] [--suites nrs dc fresh-nrs fresh-dc]
 """
 
 from __future__ import annotations
@@ -17,9 +18,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "statutes"
-SUITES = {"nrs": "nevada_nrs_subset", "dc": "dc_code"}
+from statute_suites import DATA, ROOT, SUITES, corpus_key, display_path, paths
+
 KEYS = ("coverage", "hit@1", "hit@5", "hit@10", "rr")
 
 
@@ -29,7 +29,11 @@ def _variants():  # type: ignore[no-untyped-def]
     w = dict(DEFAULT.weights)
     return {
         "hybrid (declared)": DEFAULT,
-        "- structure (no neighbours, no cross-references)": replace(DEFAULT, seeds=0),
+        "- structure (no neighbours, citations, definitions)": replace(DEFAULT, seeds=0),
+        "- structure signal (reached sections get passages only)": replace(DEFAULT, weights={**w, "structure": 0.0}),
+        "structure signal weight 0.5": replace(DEFAULT, weights={**w, "structure": 0.5}),
+        "structure signal weight 1": replace(DEFAULT, weights={**w, "structure": 1.0}),
+        "- definitions": replace(DEFAULT, definitions=False),
         "- cross-references": replace(DEFAULT, crossrefs=False),
         "- dense_passage": replace(DEFAULT, weights={**w, "dense_passage": 0.0}),
         "- dense_caption": replace(DEFAULT, weights={**w, "dense_caption": 0.0}),
@@ -51,7 +55,7 @@ def _score(pools, suite) -> dict[str, float]:  # type: ignore[no-untyped-def]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA, help="folder holding nevada_nrs_subset/ and dc_code/")
-    parser.add_argument("--suites", nargs="+", choices=sorted(SUITES), default=["nrs", "dc"])
+    parser.add_argument("--suites", nargs="+", choices=SUITES, default=list(SUITES))
     parser.add_argument("--index-dir", type=Path, default=ROOT / "benchmarks" / "work" / "statutes-index",
                         help="where each corpus's MiniLM vectors are cached (one subfolder per suite)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "statutes_retrieval.json")
@@ -68,9 +72,9 @@ def main() -> int:
     encoder = load_encoder(device="cpu")
     fingerprint = model_fingerprint()
     results: dict[str, object] = {}
-    print(f"{'suite':<5} {'retrieval':<50} {'n':>3} " + " ".join(f"{k:>8}" for k in KEYS))
+    print(f"{'suite':<9} {'retrieval':<58} {'n':>3} " + " ".join(f"{k:>8}" for k in KEYS))
     for name in args.suites:
-        corpus, suite_path = (args.data / SUITES[name] / f for f in ("sections.jsonl", "suite-dev.jsonl"))
+        corpus, suite_path = paths(args.data, name)
         sections = read_sections(corpus)
         suite = read_suite(suite_path, {s.doc_id for s in sections})
         queries = [q for q in suite if q.kind == "ranking"]
@@ -78,7 +82,7 @@ def main() -> int:
         keyword = KeywordIndex(sections)
         keyword_s = time.perf_counter() - start
         start = time.perf_counter()
-        vectors = SectionVectors(sections, encoder, fingerprint, args.index_dir / name)
+        vectors = SectionVectors(sections, encoder, fingerprint, args.index_dir / corpus_key(name))
         vectors_s = time.perf_counter() - start
         rows: dict[str, dict[str, float]] = {}
         seconds: dict[str, float] = {}
@@ -91,8 +95,8 @@ def main() -> int:
             seconds[label] = round(time.perf_counter() - start, 1)
             rows[label] = _score(pools, queries)
         for label, row in rows.items():
-            print(f"{name:<5} {label:<50} {row['queries']:>3} " + " ".join(f"{row[k]:>8.3f}" for k in KEYS))
-        results[name] = {"suite": f"{SUITES[name]}/suite-dev.jsonl", "rows": rows,
+            print(f"{name:<9} {label:<58} {row['queries']:>3} " + " ".join(f"{row[k]:>8.3f}" for k in KEYS))
+        results[name] = {"suite": display_path(suite_path, args.data), "rows": rows,
                          "keyword_index_seconds": round(keyword_s, 1),
                          f"caption_vectors_{vectors.source}_seconds": round(vectors_s, 1),
                          "search_seconds_incl_new_passage_encoding": seconds}

@@ -1,0 +1,33 @@
+"""The statute suites the benchmarks run: the dev suites in ../shared/data/statutes and the fresh hand-written sets in
+benchmarks/data/fresh-statutes (PROVENANCE.md there), which confirm on new questions what was chosen on dev."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "statutes"
+FRESH = ROOT / "benchmarks" / "data" / "fresh-statutes"
+CORPORA = {"nrs": "nevada_nrs_subset", "dc": "dc_code"}
+SUITES = (*CORPORA, *(f"fresh-{c}" for c in CORPORA))
+
+
+def corpus_key(suite: str) -> str:
+    """The corpus a suite asks about ("nrs" for "nrs" and "fresh-nrs"): it names the vector cache's subfolder."""
+    return suite.removeprefix("fresh-")
+
+
+def paths(data: Path, suite: str) -> tuple[Path, Path]:
+    """(sections.jsonl, suite file) of `suite`."""
+    corpus = data / CORPORA[corpus_key(suite)] / "sections.jsonl"
+    if suite.startswith("fresh-"):
+        return corpus, FRESH / f"{corpus_key(suite)}.jsonl"
+    return corpus, data / CORPORA[suite] / "suite-dev.jsonl"
+
+
+def display_path(path: Path, data: Path) -> str:
+    """A suite or corpus file named relative to the repository or the data folder."""
+    for base in (ROOT, data):
+        if path.is_relative_to(base):
+            return str(path.relative_to(base))
+    return str(path)
