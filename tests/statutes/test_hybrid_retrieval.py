@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from citator.statutes.crossrefs import cited_doc_ids, cross_references, neighbours
-from citator.statutes.hybrid import DEFAULT, RETRIEVAL_VERSION, HybridIndex
+from citator.statutes.crossrefs import cited_doc_ids, cross_references, defined_terms, definitions_used, neighbours
+from citator.statutes.hybrid import DEFAULT, RETRIEVAL_VERSION, HybridIndex, HybridSettings
 from citator.statutes.keyword import RETRIEVAL_VERSION as KEYWORD_VERSION
 from citator.statutes.keyword import KeywordIndex
 from citator.statutes.pool import POOL_SIZE, build_pools
@@ -57,6 +57,56 @@ def test_cross_references_and_neighbours() -> None:
     # Every printed version of a cited section; a section never cites itself; unknown citations are dropped.
     assert cross_references(sections) == [(2, 3), (), (3,), (), ()]
     assert neighbours(sections, 3) == [2] and neighbours(sections, 1, reach=2) == [0, 2, 3]
+
+
+def _chapter() -> list[StatuteSection]:
+    return [
+        StatuteSection("NRS 5.010", "Definitions.", "As used in this chapter, “minor” means a person under 18 and "
+                       "“reasonable cause to believe” has the meaning ascribed in NRS 5.020.", chapter="5"),
+        StatuteSection("NRS 5.020", "“Reasonable cause to believe” defined.", "Reasonable cause to believe means "
+                       "a prudent person would suspect.", chapter="5"),
+        StatuteSection("NRS 5.030", "Duty to report.", "A teacher with reasonable cause to believe a minor is "
+                       "abused shall report it. See NRS 5.050.", chapter="5"),
+        StatuteSection("NRS 5.040", "Records.", "Records of each minor are confidential.", chapter="5"),
+        StatuteSection("NRS 5.050", "Penalty.", "A person who fails to report is guilty of a misdemeanor.", chapter="5"),
+        StatuteSection("NRS 6.010", "Minors in court.", "A minor with reasonable cause to believe may testify.",
+                       chapter="6"),
+    ]
+
+
+def test_definitions_are_found_in_headings_and_texts() -> None:
+    sections = _chapter()
+    # "Definitions." lists its terms as `“term” means`; "“X” defined." names it in the heading; others define nothing.
+    assert defined_terms(sections[0]) == ["minor", "reasonable cause to believe"]
+    assert defined_terms(sections[1]) == ["reasonable cause to believe"]
+    assert defined_terms(sections[2]) == [] and defined_terms(
+        StatuteSection("X 1", "Penalty.", "“Minor” means a child.")) == []
+    used = definitions_used(sections)
+    # "minor" is used by 3 of chapter 5's 5 sections (specificity 0.4), "reasonable cause to believe" by 3 (with the
+    # two definitions themselves): the duty to report reaches both definition sections, at the more specific term's
+    # strength for the one defining both; a definition never links to itself; chapter 6 sees none of chapter 5's.
+    assert used[2] == {0: pytest.approx(0.4), 1: pytest.approx(0.4)}
+    assert used[3] == {0: pytest.approx(0.4)}
+    assert 1 not in used[1] and used[1] == {0: pytest.approx(0.4)}
+    assert used[4] == {} and used[5] == {}
+
+
+def test_structure_scores_what_the_best_hits_cite_and_define() -> None:
+    sections = _chapter()
+    index = HybridIndex(sections, None, None, replace(DEFAULT, seeds=2))  # type: ignore[arg-type]
+    first = np.array([0.0, 0.0, 2.0, 1.0, 0.0, 0.0])  # seeds: the duty to report (rank 1), then records (rank 2)
+    k = DEFAULT.rrf_k
+    got = index.structure(first)
+    # The penalty it cites at full strength; "Definitions." from both seeds, "“Reasonable cause” defined." from one.
+    assert got == {4: pytest.approx(1 / (k + 1)), 0: pytest.approx(0.4 / (k + 1) + 0.4 / (k + 2)),
+                   1: pytest.approx(0.4 / (k + 1))}
+    # Each part can be switched off, and each setting is its own version.
+    assert HybridIndex(sections, None, None, replace(DEFAULT, seeds=2, definitions=False)).structure(first) == {  # type: ignore[arg-type]
+        4: pytest.approx(1 / (k + 1))}
+    assert set(HybridIndex(sections, None, None, replace(DEFAULT, seeds=2, crossrefs=False)).structure(first)) == {0, 1}  # type: ignore[arg-type]
+    versions = {HybridSettings().version(), replace(DEFAULT, definitions=False).version(),
+                replace(DEFAULT, weights={**DEFAULT.weights, "structure": 1.0}).version()}
+    assert len(versions) == 3 and "-defs1-" in RETRIEVAL_VERSION and "structure0.25" in RETRIEVAL_VERSION
 
 
 @pytest.fixture(scope="module")
@@ -117,17 +167,19 @@ def test_dense_signals_find_what_no_word_matches(tmp_path: Path, encoder, nrs_se
     assert "NRS 0.020" in [sections[h.index].doc_id for h in hits]  # Severability
 
 
-@pytest.mark.slow
-def test_candidates_follow_the_structure_around_the_best_hit(tmp_path: Path, encoder, nrs_sections: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("definitions", [True, False])
+def test_candidates_follow_the_structure_around_the_best_hit(nrs_sections: Path, definitions: bool) -> None:
     sections = read_sections(nrs_sections)
-    vectors = SectionVectors(sections, encoder, "enc", tmp_path / "idx", progress=False)
-    index = HybridIndex(sections, vectors, encoder, replace(DEFAULT, depth=1, seeds=1))
+    settings = replace(DEFAULT, depth=1, seeds=1, definitions=definitions)
+    index = HybridIndex(sections, None, None, settings)  # type: ignore[arg-type]
     full = {"bm25_section": np.zeros((1, len(sections))), "dense_caption": np.zeros((1, len(sections)))}
     first = np.zeros(len(sections))
-    top = next(i for i, s in enumerate(sections) if cross_references(sections)[i])
+    used = definitions_used(sections)
+    top = next(i for i, s in enumerate(sections) if cross_references(sections)[i] and used[i])
     first[top] = 1.0
-    # Depth 1 of two all-zero signals is section 0; the rest is the best fused section's neighbours and citations.
-    expected = {0, *neighbours(sections, top), *cross_references(sections)[top]}
+    # Depth 1 of two all-zero signals is section 0; the rest is the best fused section's neighbours, citations and
+    # (when on) the definitions its text uses: without definitions, the candidates the arm had before them.
+    expected = {0, *neighbours(sections, top), *cross_references(sections)[top], *(used[top] if definitions else ())}
     assert set(index.candidates(full, first)) == expected
 
 

@@ -1,4 +1,5 @@
-"""Statute structure for retrieval: citations inside section texts and each section's neighbours in its chapter."""
+"""Statute structure for retrieval: the citations inside section texts, the defined terms they use and each section's
+neighbours in its chapter."""
 
 from __future__ import annotations
 
@@ -40,4 +41,55 @@ def neighbours(sections: Sequence[StatuteSection], index: int, reach: int = 1) -
         for j in (index - step, index + step):
             if 0 <= j < len(sections) and sections[j].chapter == chapter:
                 out.append(j)
+    return out
+
+
+# A definition section names its terms in quotes: in its heading ("“Central Registry” defined.", "Definition of when
+# person has “reasonable cause to believe”") or, under a heading "Definitions.", as `“term” means` in its text.
+_QUOTED = re.compile(r"[“\"]([^”\"]{2,80})[”\"]")
+_MEANS = re.compile(r"[“\"]([^”\"]{2,80})[”\"],?\s+(?:means|includes|has the meaning)")
+
+
+def defined_terms(section: StatuteSection) -> list[str]:
+    """The terms `section` defines (lower case), or [] when it is not a definition section."""
+    heading = section.heading.lower()
+    if "defined" not in heading and not heading.startswith("definition"):
+        return []
+    terms = _QUOTED.findall(section.heading) or _MEANS.findall(section.text)
+    return list(dict.fromkeys(t.strip().lower() for t in terms if t.strip()))
+
+
+def definitions_used(sections: Sequence[StatuteSection]) -> list[dict[int, float]]:
+    """Per section, the definition sections of its chapter whose terms its text uses, each with a specificity.
+
+    A term's specificity is the share of its chapter's sections whose text does *not* use it: a definition of a term
+    every section uses ("child" in a chapter on child welfare) says nothing about one of them, while "reasonable
+    cause to believe" marks the few sections whose meaning turns on it. A section using several of one definition
+    section's terms counts the most specific.
+    """
+    by_chapter: dict[str, list[int]] = {}
+    for i, s in enumerate(sections):
+        by_chapter.setdefault(s.chapter, []).append(i)
+    out: list[dict[int, float]] = [{} for _ in sections]
+    for members in by_chapter.values():
+        owner: dict[str, list[int]] = {}
+        for i in members:
+            for term in defined_terms(sections[i]):
+                owner.setdefault(term, []).append(i)
+        if not owner:
+            continue
+        # Longest first, so "child welfare services" is found before "child"; a plural or verb ending still matches.
+        pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in sorted(owner, key=len, reverse=True))
+                             + r")(?:s|es|ed|ing)?\b", re.IGNORECASE)
+        used = {i: {m.lower() for m in pattern.findall(sections[i].text)} for i in members}
+        users: dict[str, int] = {}
+        for terms in used.values():
+            for t in terms:
+                users[t] = users.get(t, 0) + 1
+        for i, terms in used.items():
+            for t in terms:
+                specificity = 1.0 - users[t] / len(members)
+                for j in owner[t]:
+                    if j != i and specificity > out[i].get(j, 0.0):
+                        out[i][j] = specificity
     return out

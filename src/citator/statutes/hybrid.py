@@ -4,10 +4,15 @@ reciprocal rank (RRF, k=60).
 1. Every section is scored by BM25 over heading + text (the keyword arm's scores) and by the cosine of the query
    with its caption vector (chapter name, subchapter, heading: see vectors.py).
 2. Candidates: the `depth` best sections of each of those, plus the statute's own structure around the `seeds`
-   best of the first fusion: their neighbours in the chapter and the sections their texts cite.
+   best of the first fusion: their neighbours in the chapter, the sections their texts cite and the definitions of
+   the terms their texts use.
 3. Each candidate's first `windows` passages (word windows led by chapter name and heading) are encoded once
    (cached) and the candidate scored by its best one (MaxP); this signal counts for candidates only.
-4. The pool is the top of the fusion of all three signals; ties in corpus order.
+4. Structure: each section a seed cites or whose defined term it uses earns 1 / (k + the seed's rank), a definition
+   scaled by its term's specificity (crossrefs.definitions_used); summed over seeds. A controlling section's
+   definitions and the procedures it points to rarely share the question's words or meaning, so neither BM25 nor
+   MiniLM finds them; the strong hits that use them do. This signal too counts for the sections it reaches only.
+5. The pool is the top of the fusion of all four signals; ties in corpus order.
 
 It answers the same questions as KeywordIndex (`sections`, `analyzer`, `idf`, `search`), so pools, passages and
 grading are the keyword arm's; only which 30 and their order differ. Passage extraction keeps the keyword analyzer,
@@ -21,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from citator.statutes.crossrefs import cross_references, neighbours
+from citator.statutes.crossrefs import cross_references, definitions_used, neighbours
 from citator.statutes.keyword import Analyzer, Hit, KeywordIndex
 from citator.statutes.vectors import SectionVectors, section_passages
 from citator.data.statutes import StatuteSection
@@ -32,13 +37,16 @@ from citator.engines.fusion import ranks, rrf
 class HybridSettings:
     """What the arm fuses and how; every field is part of its version string."""
 
+    # Structure reaches dozens of sections in a chapter whose sections cite each other densely, and RRF gives every
+    # one of them nearly the bonus of the first: at full weight it crowds the pool (BENCHMARKS.md, the sweep).
     weights: Mapping[str, float] = field(default_factory=lambda: {
-        "bm25_section": 1.0, "dense_caption": 1.0, "dense_passage": 1.0})
+        "bm25_section": 1.0, "dense_caption": 1.0, "dense_passage": 1.0, "structure": 0.25})
     rrf_k: int = 60
     depth: int = 30
     seeds: int = 10
     reach: int = 1
     crossrefs: bool = True
+    definitions: bool = True
     # Passage windows scored per candidate, from the start of the section: MiniLM costs about 4 s a window on a
     # shared two-core CPU, and a statute section's opening states its rule.
     windows: int = 1
@@ -46,7 +54,7 @@ class HybridSettings:
     def version(self) -> str:
         w = "-".join(f"{k}{v:g}" for k, v in sorted(self.weights.items()))
         return (f"hybrid-rrf{self.rrf_k}-{w}-depth{self.depth}-seeds{self.seeds}-reach{self.reach}"
-                f"-xref{int(self.crossrefs)}-win{self.windows}-minilm-v1")
+                f"-xref{int(self.crossrefs)}-defs{int(self.definitions)}-win{self.windows}-minilm-v1")
 
 
 DEFAULT = HybridSettings()
@@ -67,6 +75,7 @@ class HybridIndex:
         self.vectors = vectors
         self.encoder = encoder
         self._xrefs = cross_references(self.sections) if settings.crossrefs else None
+        self._definitions = definitions_used(self.sections) if settings.definitions else None
 
     def idf(self, term: str) -> float:
         return self.keyword.idf(term)
@@ -78,6 +87,19 @@ class HybridIndex:
     def _top(self, scores: np.ndarray, k: int) -> list[int]:
         return np.lexsort((np.arange(len(scores)), -scores))[:k].tolist()
 
+    def structure(self, first: np.ndarray) -> dict[int, float]:
+        """What the `seeds` best of the first fusion cite and define, each scored by the ranks of the seeds reaching it."""
+        s = self.settings
+        out: dict[int, float] = {}
+        for rank, i in enumerate(self._top(first, s.seeds), start=1):
+            reached = dict.fromkeys(self._xrefs[i], 1.0) if self._xrefs is not None else {}
+            if self._definitions is not None:
+                for j, specificity in self._definitions[i].items():
+                    reached[j] = max(reached.get(j, 0.0), specificity)
+            for j, strength in reached.items():
+                out[j] = out.get(j, 0.0) + strength / (s.rrf_k + rank)
+        return out
+
     def candidates(self, full: Mapping[str, np.ndarray], first: np.ndarray) -> list[int]:
         """The sections whose passages are scored: each full signal's best, and the structure around the best fused."""
         s = self.settings
@@ -87,9 +109,13 @@ class HybridIndex:
                 picked.update(dict.fromkeys(self._top(full[name][0], s.depth)))
         for i in self._top(first, s.seeds):
             picked.update(dict.fromkeys(neighbours(self.sections, i, s.reach)))
-            if self._xrefs is not None:
-                picked.update(dict.fromkeys(self._xrefs[i]))
+        picked.update(dict.fromkeys(self.structure(first)))
         return sorted(picked)
+
+    def _add_ranked(self, out: np.ndarray, rows: Sequence[int], scores: np.ndarray, weight: float) -> None:
+        """Add `weight` / (k + rank) to `rows` by their `scores`, ranked among those rows only."""
+        if weight and len(rows):
+            out[list(rows)] += weight / (self.settings.rrf_k + ranks(np.asarray(scores, dtype=np.float64)[None, :])[0])
 
     def fused(self, query: str) -> np.ndarray:
         """The fused score of every section (sections outside the candidate set get no passage term)."""
@@ -99,9 +125,13 @@ class HybridIndex:
                 "dense_caption": (self.vectors.captions @ q).astype(np.float64)[None, :]}
         used = {k: v for k, v in s.weights.items() if k in full}
         first = rrf(full, used, k=s.rrf_k)[0].astype(np.float64)
+        out = first.copy()
+        structure = self.structure(first)
+        self._add_ranked(out, list(structure), np.fromiter(structure.values(), float, len(structure)),
+                         s.weights.get("structure", 0.0))
         weight = s.weights.get("dense_passage", 0.0)
         if not weight:
-            return first
+            return out
         cands = self.candidates(full, first)
         texts = [section_passages(self.sections[i])[: s.windows] for i in cands]
         vectors = self.vectors.passages([t for group in texts for t in group])
@@ -110,10 +140,8 @@ class HybridIndex:
         for n, group in enumerate(texts):
             best[n] = float((vectors[row:row + len(group)] @ q).max())
             row += len(group)
-        # Rank among the candidates only; the others get nothing from this signal.
-        passage_rank = ranks(best[None, :])[0]
-        out = first.copy()
-        out[cands] += weight / (s.rrf_k + passage_rank)
+        # Ranked among the candidates only; the others get nothing from this signal.
+        self._add_ranked(out, cands, best, weight)
         return out
 
     def search(self, query: str, k: int) -> list[Hit]:
