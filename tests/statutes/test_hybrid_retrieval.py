@@ -79,6 +79,8 @@ def test_definitions_are_found_in_headings_and_texts() -> None:
     # "Definitions." lists its terms as `“term” means`; "“X” defined." names it in the heading; others define nothing.
     assert defined_terms(sections[0]) == ["minor", "reasonable cause to believe"]
     assert defined_terms(sections[1]) == ["reasonable cause to believe"]
+    assert defined_terms(StatuteSection("X 2", "Definition of “prompt,” and “as soon as practicable.”", "")) == [
+        "prompt", "as soon as practicable"]
     assert defined_terms(sections[2]) == [] and defined_terms(
         StatuteSection("X 1", "Penalty.", "“Minor” means a child.")) == []
     used = definitions_used(sections)

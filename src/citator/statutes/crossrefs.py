@@ -55,8 +55,10 @@ def defined_terms(section: StatuteSection) -> list[str]:
     heading = section.heading.lower()
     if "defined" not in heading and not heading.startswith("definition"):
         return []
-    terms = _QUOTED.findall(section.heading) or _MEANS.findall(section.text)
-    return list(dict.fromkeys(t.strip().lower() for t in terms if t.strip()))
+    # American style puts a closing period or comma inside the quotes: “as soon as reasonably practicable.”
+    terms = [t.strip().rstrip(".,;:").strip().lower() for t in _QUOTED.findall(section.heading)
+             or _MEANS.findall(section.text)]
+    return list(dict.fromkeys(t for t in terms if t))
 
 
 def definitions_used(sections: Sequence[StatuteSection]) -> list[dict[int, float]]:
