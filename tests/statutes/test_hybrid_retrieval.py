@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -71,6 +74,11 @@ def _chapter() -> list[StatuteSection]:
         StatuteSection("NRS 5.050", "Penalty.", "A person who fails to report is guilty of a misdemeanor.", chapter="5"),
         StatuteSection("NRS 6.010", "Minors in court.", "A minor with reasonable cause to believe may testify.",
                        chapter="6"),
+        StatuteSection("D.C. Code § 7-101", "Purpose; definitions.", "For this chapter: “PILOT” means a payment in lieu "
+                       "of taxes, “minor” means a person under 21, and “payment plan” includes a schedule.", chapter="7"),
+        StatuteSection("D.C. Code § 7-102", "Pilots.", "A pilot program; the idea of minority rights.", chapter="7"),
+        StatuteSection("D.C. Code § 7-103", "Payments.", "Each PILOT is due from minors on a payment\n  plan.",
+                       chapter="7"),
     ]
 
 
@@ -81,27 +89,41 @@ def test_definitions_are_found_in_headings_and_texts() -> None:
     assert defined_terms(sections[1]) == ["reasonable cause to believe"]
     assert defined_terms(StatuteSection("X 2", "Definition of “prompt,” and “as soon as practicable.”", "")) == [
         "prompt", "as soon as practicable"]
+    assert defined_terms(sections[6]) == ["PILOT", "minor", "payment plan"]  # an acronym keeps its capitals
     assert defined_terms(sections[2]) == [] and defined_terms(
         StatuteSection("X 1", "Penalty.", "“Minor” means a child.")) == []
     used = definitions_used(sections)
-    # "minor" is used by 3 of chapter 5's 5 sections (specificity 0.4), "reasonable cause to believe" by 3 (with the
-    # two definitions themselves): the duty to report reaches both definition sections, at the more specific term's
-    # strength for the one defining both; a definition never links to itself; chapter 6 sees none of chapter 5's.
-    assert used[2] == {0: pytest.approx(0.4), 1: pytest.approx(0.4)}
-    assert used[3] == {0: pytest.approx(0.4)}
-    assert 1 not in used[1] and used[1] == {0: pytest.approx(0.4)}
-    assert used[4] == {} and used[5] == {}
+    # Chapter 5: "minor" is used by 2 of its 5 sections (specificity 0.6), "reasonable cause to believe" by 1 (0.8);
+    # the sections defining a term are not its users. The duty to report reaches both definition sections, at the
+    # more specific term's strength for the one defining both; a definition section never links to itself or to
+    # another defining the same term; chapter 6 sees none of chapter 5's definitions.
+    assert used[2] == {0: pytest.approx(0.8), 1: pytest.approx(0.8)}
+    assert used[3] == {0: pytest.approx(0.6)}
+    assert used[0] == {} and used[1] == {} and used[4] == {} and used[5] == {}
+    # Chapter 7: "PILOT" in capitals only, "minor" with a plural ending but never inside "minority", a term broken
+    # across a line still found.
+    assert used[7] == {} and used[8] == {6: pytest.approx(2 / 3)}
+
+
+def test_definitions_do_not_depend_on_string_hashing(nrs_sections: Path) -> None:
+    """Python salts str hashes per process: the links and their order must not follow it."""
+    code = ("import json, sys; from citator.data.statutes import read_sections; "
+            "from citator.statutes.crossrefs import definitions_used; "
+            "print(json.dumps([list(d.items()) for d in definitions_used(read_sections(sys.argv[1]))]))")
+    runs = {subprocess.run([sys.executable, "-c", code, str(nrs_sections)], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(runs) == 1 and any(json.loads(runs.pop()))
 
 
 def test_structure_scores_what_the_best_hits_cite_and_define() -> None:
     sections = _chapter()
     index = HybridIndex(sections, None, None, replace(DEFAULT, seeds=2))  # type: ignore[arg-type]
-    first = np.array([0.0, 0.0, 2.0, 1.0, 0.0, 0.0])  # seeds: the duty to report (rank 1), then records (rank 2)
+    first = np.array([0.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0])  # seeds: duty to report (rank 1), records (2)
     k = DEFAULT.rrf_k
     got = index.structure(first)
     # The penalty it cites at full strength; "Definitions." from both seeds, "“Reasonable cause” defined." from one.
-    assert got == {4: pytest.approx(1 / (k + 1)), 0: pytest.approx(0.4 / (k + 1) + 0.4 / (k + 2)),
-                   1: pytest.approx(0.4 / (k + 1))}
+    assert got == {4: pytest.approx(1 / (k + 1)), 0: pytest.approx(0.8 / (k + 1) + 0.6 / (k + 2)),
+                   1: pytest.approx(0.8 / (k + 1))}
     # Each part can be switched off, and each setting is its own version.
     assert HybridIndex(sections, None, None, replace(DEFAULT, seeds=2, definitions=False)).structure(first) == {  # type: ignore[arg-type]
         4: pytest.approx(1 / (k + 1))}
@@ -109,6 +131,33 @@ def test_structure_scores_what_the_best_hits_cite_and_define() -> None:
     versions = {HybridSettings().version(), replace(DEFAULT, definitions=False).version(),
                 replace(DEFAULT, weights={**DEFAULT.weights, "structure": 1.0}).version()}
     assert len(versions) == 3 and "-defs1-" in RETRIEVAL_VERSION and "structure0.25" in RETRIEVAL_VERSION
+
+
+class _Flat:
+    """Caption vectors and a query encoder that rank nothing (all cosines 0): the fusion under test is BM25's and
+    the structure score's."""
+
+    def __init__(self, n: int) -> None:
+        self.captions = np.zeros((n, 4), dtype=np.float32)
+
+    def encode_queries(self, texts: list[str], _kinds: list[str]) -> np.ndarray:
+        return np.ones((len(texts), 4), dtype=np.float32)
+
+
+def test_the_structure_score_is_fused_by_rank_among_the_sections_reached() -> None:
+    sections = _chapter()
+    flat = _Flat(len(sections))
+    settings = replace(DEFAULT, seeds=2, weights={"bm25_section": 1.0, "dense_caption": 1.0, "structure": 0.25})
+    index = HybridIndex(sections, flat, flat, settings)  # type: ignore[arg-type]
+    without = HybridIndex(sections, flat, flat, replace(settings, weights={**settings.weights, "structure": 0.0}))  # type: ignore[arg-type]
+    query = "teacher duty to report abuse"
+    bonus = index.fused(query) - without.fused(query)
+    reached = index.structure(without.fused(query))
+    assert set(np.flatnonzero(bonus)) == set(reached)
+    # Ranked by structure score, ties in corpus order: the n-th reached section earns 0.25 / (60 + n).
+    order = sorted(reached, key=lambda i: (-reached[i], i))
+    assert len(order) >= 3
+    assert [bonus[i] for i in order] == pytest.approx([0.25 / (DEFAULT.rrf_k + n) for n in range(1, len(order) + 1)])
 
 
 @pytest.fixture(scope="module")

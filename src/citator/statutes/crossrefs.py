@@ -44,30 +44,49 @@ def neighbours(sections: Sequence[StatuteSection], index: int, reach: int = 1) -
     return out
 
 
-# A definition section names its terms in quotes: in its heading ("“Central Registry” defined.", "Definition of when
-# person has “reasonable cause to believe”") or, under a heading "Definitions.", as `“term” means` in its text.
-_QUOTED = re.compile(r"[“\"]([^”\"]{2,80})[”\"]")
-_MEANS = re.compile(r"[“\"]([^”\"]{2,80})[”\"],?\s+(?:means|includes|has the meaning)")
+# A definition section says so in its heading ("“Central Registry” defined.", "Definition of when person has “reasonable
+# cause to believe”", "Purpose; definitions.") and names its terms in quotes there, or, when the heading quotes none,
+# as `“term” means` in its text.
+_DEFINITION_HEADING = re.compile(r"\bdefin(?:ed|itions?)\b", re.IGNORECASE)
+_QUOTED = re.compile(r"[“\"]([^“”\"]{2,80})[”\"]")
+_MEANS = re.compile(r"[“\"]([^“”\"]{2,80})[”\"],?\s+(?:means|includes|has the meaning)")
+
+
+def _normal(term: str) -> str:
+    """A term as it is compared: one space between words, no closing punctuation (American style puts it inside the
+    quotes: “as soon as reasonably practicable.”), an acronym ("PILOT", "IDEA") as written, any other in lower case."""
+    t = " ".join(term.split()).rstrip(".,;:").strip()
+    return t if t.isupper() else t.lower()
 
 
 def defined_terms(section: StatuteSection) -> list[str]:
-    """The terms `section` defines (lower case), or [] when it is not a definition section."""
-    heading = section.heading.lower()
-    if "defined" not in heading and not heading.startswith("definition"):
+    """The terms `section` defines (see _normal), or [] when it is not a definition section."""
+    if not _DEFINITION_HEADING.search(section.heading):
         return []
-    # American style puts a closing period or comma inside the quotes: “as soon as reasonably practicable.”
-    terms = [t.strip().rstrip(".,;:").strip().lower() for t in _QUOTED.findall(section.heading)
-             or _MEANS.findall(section.text)]
+    terms = (_normal(t) for t in _QUOTED.findall(section.heading) or _MEANS.findall(section.text))
     return list(dict.fromkeys(t for t in terms if t))
+
+
+def _uses(terms: Sequence[str], flags: int) -> re.Pattern[str]:
+    """A pattern finding `terms` in a text: longest first, so "child welfare services" is found before "child"; words
+    apart by any whitespace; a plural or verb ending allowed; never inside a longer word ("minor" not in "minority")."""
+    alternatives = "|".join(r"\s+".join(map(re.escape, t.split())) for t in sorted(terms, key=lambda t: (-len(t), t)))
+    return re.compile(rf"(?<!\w)({alternatives})(?:s|es|ed|ing)?(?!\w)", flags)
+
+
+def _terms_used(text: str, words: re.Pattern[str] | None, acronyms: re.Pattern[str] | None) -> set[str]:
+    found = {_normal(m).lower() for m in words.findall(text)} if words else set()
+    return found | ({_normal(m) for m in acronyms.findall(text)} if acronyms else set())
 
 
 def definitions_used(sections: Sequence[StatuteSection]) -> list[dict[int, float]]:
     """Per section, the definition sections of its chapter whose terms its text uses, each with a specificity.
 
-    A term's specificity is the share of its chapter's sections whose text does *not* use it: a definition of a term
-    every section uses ("child" in a chapter on child welfare) says nothing about one of them, while "reasonable
-    cause to believe" marks the few sections whose meaning turns on it. A section using several of one definition
-    section's terms counts the most specific.
+    A term's specificity is the share of its chapter's sections whose text does *not* use it (the sections defining
+    it are not users): a definition of a term every section uses ("child" in a chapter on child welfare) says nothing
+    about one of them, while "reasonable cause to believe" marks the few sections whose meaning turns on it. A section
+    using several of one definition section's terms counts the most specific; a section defining a term does not
+    link to the other sections defining it. Acronyms match in capitals only ("PILOT", not "pilot").
     """
     by_chapter: dict[str, list[int]] = {}
     for i, s in enumerate(sections):
@@ -80,10 +99,12 @@ def definitions_used(sections: Sequence[StatuteSection]) -> list[dict[int, float
                 owner.setdefault(term, []).append(i)
         if not owner:
             continue
-        # Longest first, so "child welfare services" is found before "child"; a plural or verb ending still matches.
-        pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in sorted(owner, key=len, reverse=True))
-                             + r")(?:s|es|ed|ing)?\b", re.IGNORECASE)
-        used = {i: {m.lower() for m in pattern.findall(sections[i].text)} for i in members}
+        words = [t for t in owner if not t.isupper()]
+        acronyms = [t for t in owner if t.isupper()]
+        word_pattern = _uses(words, re.IGNORECASE) if words else None
+        acronym_pattern = _uses(acronyms, 0) if acronyms else None
+        used = {i: sorted(t for t in _terms_used(sections[i].text, word_pattern, acronym_pattern)
+                          if t in owner and i not in owner[t]) for i in members}
         users: dict[str, int] = {}
         for terms in used.values():
             for t in terms:
@@ -92,6 +113,6 @@ def definitions_used(sections: Sequence[StatuteSection]) -> list[dict[int, float
             for t in terms:
                 specificity = 1.0 - users[t] / len(members)
                 for j in owner[t]:
-                    if j != i and specificity > out[i].get(j, 0.0):
+                    if specificity > out[i].get(j, 0.0):
                         out[i][j] = specificity
     return out

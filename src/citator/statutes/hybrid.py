@@ -127,8 +127,8 @@ class HybridIndex:
         first = rrf(full, used, k=s.rrf_k)[0].astype(np.float64)
         out = first.copy()
         structure = self.structure(first)
-        self._add_ranked(out, list(structure), np.fromiter(structure.values(), float, len(structure)),
-                         s.weights.get("structure", 0.0))
+        reached = sorted(structure)  # ties in corpus order
+        self._add_ranked(out, reached, np.array([structure[i] for i in reached]), s.weights.get("structure", 0.0))
         weight = s.weights.get("dense_passage", 0.0)
         if not weight:
             return out
