@@ -101,4 +101,4 @@ def test_queries_sorted_by_token_count_keep_their_order(minilm_dir: Path) -> Non
     texts = ["a b c d e f g h i j k l", "incomprehensibilities", "the court", "x"]
     together = encoder.encode_queries(texts, ["all"] * 4, batch_size=2)
     alone = np.concatenate([encoder.encode_queries([t], ["all"], batch_size=1) for t in texts])
-    np.testing.assert_allclose(together, alone, atol=1e-5)
+    assert np.array_equal(together, alone)

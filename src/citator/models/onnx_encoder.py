@@ -19,7 +19,8 @@ import numpy as np
 
 from citator.errors import ConfigError
 from citator.models.content_tokens import content_vocabulary
-from citator.models.encoder import QUERY_BATCH, Encoder, TokenStates, encode_each_once, pad_token_states
+from citator.models.encoder import (QUERY_BATCH, Encoder, TokenStates, encode_each_once, pad_token_states,
+                                    width_batches)
 from citator.models.transformer_encoder import read_pooling, read_query_prefixes
 
 SUPPORTED_TYPES = ("bert",)
@@ -129,11 +130,8 @@ class OnnxEncoder(Encoder):
         """Pooled unit vectors and, with `keep_states`, each text's last-layer states (n_tokens, dim)."""
         out = np.zeros((len(encodings), self.dim), dtype=np.float32)
         states: list[np.ndarray] = [np.zeros((0, self.dim), dtype=np.float32)] * len(encodings)
-        # Sorting by length keeps padding small; the original order is restored by indexing.
-        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
-            width = max(len(encodings[i].ids) for i in idx)
+        # Padded as TransformerEncoder pads, so a text's vector does not depend on its batch; rows restored by index.
+        for idx, width in width_batches([len(e.ids) for e in encodings], batch_size, self.max_length):
             ids = np.zeros((len(idx), width), dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.float32)
             for row, i in enumerate(idx):

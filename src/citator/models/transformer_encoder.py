@@ -6,7 +6,6 @@ sentence-transformers, whose import alone costs seconds that run.sh cannot spare
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,18 +13,10 @@ from pathlib import Path
 import numpy as np
 
 from citator.models.content_tokens import content_vocabulary
-from citator.models.encoder import QUERY_BATCH, Encoder, TokenStates, encode_each_once, pad_token_states
+from citator.models.encoder import (QUERY_BATCH, Encoder, TokenStates, encode_each_once, pad_token_states,
+                                    width_batches)
 
 QUERY_FORMAT_FILE = "citator_query_format.json"
-# Documents are padded to their token count rounded up to this (see TransformerEncoder._batches).
-WIDTH_STEP = 32
-
-
-def _padding(width: int | None, max_length: int) -> dict[str, object]:
-    """The tokenizer's padding arguments: to `width` exactly, or to the batch's longest (None)."""
-    if width is None:
-        return {"padding": True, "max_length": max_length}
-    return {"padding": "max_length", "max_length": width}
 
 
 def read_pooling(model_dir: Path) -> tuple[str, int | None]:
@@ -83,41 +74,13 @@ class TransformerEncoder(Encoder):
         with torch.inference_mode():
             return self.model(**batch).last_hidden_state.float()
 
-    def _batches(self, texts: Sequence[str], batch_size: int, by_tokens: bool, fixed: bool
-                 ) -> list[tuple[list[int], int | None]]:
-        """(indices of a batch's texts, the width they are padded to: None for their longest).
-
-        `fixed` (documents): each text is padded to its length rounded up to a multiple of WIDTH_STEP, whatever
-        shares its batch, so its vector is the same bits in any batch (measured: identical alone, in any batch,
-        and in any shard of a sharded build). Otherwise a batch pads to its longest text (queries: short, and
-        encoded by one process).
-        """
-        if not fixed:
-            order = self._length_order(texts, by_tokens)
-            return [(order[start:start + batch_size], None) for start in range(0, len(texts), batch_size)]
+    def _batches(self, texts: Sequence[str], batch_size: int) -> list[tuple[list[int], int]]:
+        """(indices of a batch's texts, the width they are padded to): see width_batches."""
+        if not texts:
+            return []
         lengths = [len(ids) for ids in self.tokenizer(list(texts), truncation=True,
                                                         max_length=self.max_length)["input_ids"]]
-        widths = [min(self.max_length, -(-n // WIDTH_STEP) * WIDTH_STEP) for n in lengths]
-        order = sorted(range(len(texts)), key=lambda i: (widths[i], i))
-        out = []
-        for width, group in itertools.groupby(order, key=widths.__getitem__):
-            members = list(group)
-            out += [(members[start:start + batch_size], width) for start in range(0, len(members), batch_size)]
-        return out
-
-    def _length_order(self, texts: Sequence[str], by_tokens: bool) -> list[int]:
-        """Indices of `texts`, shortest first: batches of similar length keep padding (wasted compute) small.
-
-        `by_tokens` sorts by token count, at the cost of tokenizing twice: worth it for short texts of varied
-        length (311 CaseFacts queries in batches of 32: 10,696 padded tokens against 12,168 sorted by characters);
-        passages, cut to a fixed window, sort by characters.
-        """
-        if by_tokens and texts:
-            lengths = [len(ids) for ids in self.tokenizer(list(texts), truncation=True,
-                                                            max_length=self.max_length)["input_ids"]]
-        else:
-            lengths = [len(t) for t in texts]
-        return sorted(range(len(texts)), key=lengths.__getitem__)
+        return width_batches(lengths, batch_size, self.max_length)
 
     def query_prefix(self, stance: str) -> str:
         """What format_query puts before a query's text."""
@@ -140,25 +103,23 @@ class TransformerEncoder(Encoder):
         weights = mask.unsqueeze(-1).to(hidden.dtype)
         return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
 
-    def _encode(self, texts: Sequence[str], batch_size: int, progress: bool = False, by_tokens: bool = False,
-                fixed: bool = False) -> np.ndarray:
+    def _encode(self, texts: Sequence[str], batch_size: int, progress: bool = False) -> np.ndarray:
         import torch.nn.functional as F
         from tqdm import tqdm
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)  # rows in the original order
-        for idx, width in tqdm(self._batches(texts, batch_size, by_tokens, fixed), desc="encode", disable=not progress):
+        for idx, width in tqdm(self._batches(texts, batch_size), desc="encode", disable=not progress):
             batch = self.tokenizer([texts[i] for i in idx], truncation=True, return_tensors="pt",
-                                   **_padding(width, self.max_length)).to(self.device)
+                                   padding="max_length", max_length=width).to(self.device)
             hidden = self._forward(batch)
             pooled = F.normalize(self._pool(hidden, batch["attention_mask"]), p=2, dim=-1)
             out[idx] = pooled.cpu().numpy()
         return out
 
     def _encode_with_tokens(self, texts: Sequence[str], skip_chars: Sequence[int], batch_size: int,
-                            progress: bool = False, by_tokens: bool = False, fixed: bool = False
-                            ) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
+                            progress: bool = False) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
         """Pooled vectors, and per text the unit-length states and ids of its tokens, leaving out padding and the
         tokens that start within its first `skip_chars[i]` characters (a prefix). One forward pass gives both."""
         import torch.nn.functional as F
@@ -167,9 +128,9 @@ class TransformerEncoder(Encoder):
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         states: list[np.ndarray] = [np.zeros((0, self.dim), dtype=np.float32)] * len(texts)
         ids: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(texts)
-        for idx, width in tqdm(self._batches(texts, batch_size, by_tokens, fixed), desc="encode", disable=not progress):
+        for idx, width in tqdm(self._batches(texts, batch_size), desc="encode", disable=not progress):
             batch = self.tokenizer([texts[i] for i in idx], truncation=True, return_tensors="pt",
-                                   return_offsets_mapping=True, **_padding(width, self.max_length))
+                                   return_offsets_mapping=True, padding="max_length", max_length=width)
             offsets = batch.pop("offset_mapping").numpy()
             batch = batch.to(self.device)
             hidden = self._forward(batch)
@@ -187,14 +148,14 @@ class TransformerEncoder(Encoder):
                                    batch_size: int = QUERY_BATCH) -> tuple[np.ndarray, TokenStates]:
         formatted = [self.format_query(t, s) for t, s in zip(texts, stances)]
         skip = [len(self.query_prefix(s)) for s in stances]
-        vectors, states, ids = self._encode_with_tokens(formatted, skip, batch_size, by_tokens=True)
+        vectors, states, ids = self._encode_with_tokens(formatted, skip, batch_size)
         content = self.content_vocabulary()
         return vectors, pad_token_states([s[content[i]] for s, i in zip(states, ids)], self.dim)
 
     def encode_documents_with_tokens(self, texts: Sequence[str], batch_size: int = 32, progress: bool = False
                                      ) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
         vectors, states, ids = self._encode_with_tokens([self.format_document(t) for t in texts], [0] * len(texts),
-                                                        batch_size, progress, fixed=True)
+                                                        batch_size, progress)
         content = self.content_vocabulary()
         return (vectors, [s[content[i]].astype(np.float16) for s, i in zip(states, ids)],
                 [i[content[i]] for i in ids])
@@ -207,9 +168,9 @@ class TransformerEncoder(Encoder):
         return self._content
 
     def encode_documents(self, texts: Sequence[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:
-        return self._encode([self.format_document(t) for t in texts], batch_size, progress, fixed=True)
+        return self._encode([self.format_document(t) for t in texts], batch_size, progress)
 
     def encode_queries(self, texts: Sequence[str], stances: Sequence[str], batch_size: int = QUERY_BATCH
                        ) -> np.ndarray:
         formatted = [self.format_query(t, s) for t, s in zip(texts, stances)]
-        return encode_each_once(formatted, lambda unique: self._encode(unique, batch_size, by_tokens=True))
+        return encode_each_once(formatted, lambda unique: self._encode(unique, batch_size))

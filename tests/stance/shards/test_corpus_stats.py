@@ -1,5 +1,5 @@
 """A shard's BM25 with the corpus's statistics scores as one index over the whole corpus does, to the bit; a
-document's vector is the same bits whatever shares its encoding batch."""
+document's or a query's vector is the same bits whatever shares its encoding batch."""
 
 from __future__ import annotations
 
@@ -63,3 +63,22 @@ def test_a_documents_vector_does_not_depend_on_its_batch(minilm_dir: Path) -> No
     # by a buffer's alignment (1.3e-7 measured on a Xeon), far inside the 1e-5 of parity.
     assert float(np.abs(together - split).max()) <= 1e-6
     assert float(np.abs(together[::9] - alone).max()) <= 1e-6
+
+
+@pytest.mark.slow
+def test_a_querys_vector_does_not_depend_on_its_batch(minilm_dir: Path, tmp_path: Path) -> None:
+    # Searches cut their queries into batches (a sharded search as one index does, a service by its callers'
+    # requests): each query is padded to its own width, so its vector is the same alone or among any others, in
+    # torch and in the ONNX graph cold searches use.
+    from citator.models.load import load_encoder
+    from citator.models.onnx_encoder import OnnxEncoder, export_onnx
+
+    texts = _queries()
+    stances = ["supported", "refuted", "all"] * 20
+    export_onnx(minilm_dir, tmp_path / "q.onnx")
+    for encoder in (load_encoder(minilm_dir), OnnxEncoder(minilm_dir, tmp_path / "q.onnx")):
+        together = encoder.encode_queries(texts, stances)
+        fives = np.concatenate([encoder.encode_queries(texts[i:i + 5], stances[i:i + 5], batch_size=5)
+                                for i in range(0, 60, 5)])
+        alone = np.stack([encoder.encode_queries([t], [s])[0] for t, s in zip(texts[::7], stances[::7])])
+        assert np.array_equal(together, fives) and np.array_equal(together[::7], alone), type(encoder).__name__

@@ -144,8 +144,9 @@ class StanceIndex:
         return doc, span, tuple(Span(m.start + span.start, m.end + span.start) for m in marks)
 
     def _batch(self, stance: str) -> tuple[str, ...]:
-        """The stances one search asks to answer `stance`: both for either of them, exactly as a brief asks (a
-        batch's shape moves the encoder's floats in their last bits), else the stance alone."""
+        """The stances one search asks to answer `stance`: both for either of them, exactly as a brief asks (with a
+        stance contrast configured, a text asked both ways is answered otherwise than asked one way), else the
+        stance alone."""
         return PAIR if stance in PAIR else (stance,)
 
     def _answer(self, text: str, stances: Sequence[str], k: int) -> dict[str, tuple[Hit, ...]]:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from citator.stance.retrieve.expansion import SIGNAL as EXPANDED
+from citator.engines.dense import DenseIndex
 from citator.engines.lexical import LexicalIndex
 from citator.stance.retrieve.memory import PropositionMemory, citation_counts, memory_signals
 
@@ -47,6 +49,11 @@ class LearnedParts:
            expanded: LexicalIndex | None, n_docs: int) -> LearnedParts:
         return cls(memory, links, citation_counts(memory, links, n_docs), doc_vectors, expanded, n_docs)
 
+    @cached_property
+    def _doc_index(self) -> DenseIndex:
+        """The learned document vectors, scored as passages are (exact_inner, the float64 copy kept)."""
+        return DenseIndex(self.doc_vectors)
+
     @property
     def names(self) -> list[str]:
         """The signals these parts give."""
@@ -66,7 +73,7 @@ class LearnedParts:
         if "ft_dense" in names:
             out["ft_dense"] = dense_maxp(vectors)
         if "doc_embedding" in names and self.doc_vectors is not None:
-            out["doc_embedding"] = vectors @ self.doc_vectors.T
+            out["doc_embedding"] = self._doc_index.score_all(vectors)
         if any(name in MEMORY_SIGNALS for name in names):
             found = memory_signals(vectors, stances, self.memory, self.links, self.n_docs)
             out.update({k: v for k, v in found.items() if k in names})

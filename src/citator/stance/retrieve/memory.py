@@ -12,7 +12,7 @@ from citator.data.atomic import save_npy_atomic, write_jsonl_atomic
 from citator.data.jsonl import iter_jsonl, require_str
 from citator.data.records import STANCES
 from citator.errors import ArtifactError
-from citator.engines.dense import normalise_rows
+from citator.engines.dense import exact_inner, normalise_rows
 from citator.engines.fusion import top_k
 
 
@@ -136,7 +136,7 @@ def memory_signals(
     nearest `neighbours` propositions, and the similarity to the centroid of the propositions that cite the
     document (document-side expansion). `exclude[i]` hides query i's own proposition."""
     rows, cols = links
-    sims = query_vectors @ memory.vectors.T  # (nq, n_entries)
+    sims = exact_inner(query_vectors, memory.vectors)  # (nq, n_entries)
     if exclude is not None:
         prop_ids = np.array([e.proposition_id for e in memory.entries])
         for i, prop in enumerate(exclude):
@@ -165,7 +165,7 @@ def memory_signals(
         w_by_entry[top] = weights
         np.add.at(vote[i], cols, w_by_entry[rows])
     return {"memory_max": best, "memory_same": same, "memory_vote": vote,
-            "memory_centroid": query_vectors @ document_centroids(memory, links, n_docs).T}
+            "memory_centroid": exact_inner(query_vectors, document_centroids(memory, links, n_docs))}
 
 
 def document_centroids(memory: PropositionMemory, links: tuple[np.ndarray, np.ndarray], n_docs: int) -> np.ndarray:
@@ -175,5 +175,5 @@ def document_centroids(memory: PropositionMemory, links: tuple[np.ndarray, np.nd
     rows, cols = links
     # A sparse (documents x entries) link-count matrix times the entry vectors: the sums np.add.at would make, at a
     # small fraction of its cost (it ran on every search: a third of a warm brief's time).
-    counts = csr_matrix((np.ones(len(rows), dtype=np.float32), (cols, rows)), shape=(n_docs, len(memory.vectors)))
-    return normalise_rows(np.asarray(counts @ memory.vectors, dtype=np.float32))
+    counts = csr_matrix((np.ones(len(rows), dtype=np.float64), (cols, rows)), shape=(n_docs, len(memory.vectors)))
+    return normalise_rows(np.asarray(counts @ np.asarray(memory.vectors, dtype=np.float64), dtype=np.float32))

@@ -187,7 +187,9 @@ class LinearRanker:
         x = _select(self.features, names, x)
         z = (x - np.asarray(self.mean, dtype=np.float32)) / np.asarray(self.scale, dtype=np.float32)
         # A missing feature (NaN) counts as its training mean, as in fitting.
-        return np.nan_to_num(z) @ np.asarray(self.weights, dtype=np.float32) + self.bias
+        # Summed in float64, so a candidate's logit does not depend on how many rows share the product (exact_inner).
+        logits = np.nan_to_num(z).astype(np.float64) @ np.asarray(self.weights, dtype=np.float64) + self.bias
+        return logits.astype(np.float32)
 
     def save(self, path: Path) -> None:
         write_json_atomic(path, {"kind": "linear", **self.__dict__})

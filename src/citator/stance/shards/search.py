@@ -236,7 +236,8 @@ class ShardedSearcher:
         if on_batch is not None:
             raise ConfigError("a sharded index does not show a search's signals: its explain() says what ranked each hit")
         queries = cut_for_search(queries)
-        # Batches as one index cuts them (the encoder's floats depend on a batch's shape in their last bits).
+        # Batches as one index cuts them (MAX_BATCH_CELLS bounds a batch's signal matrices); the cut does not move
+        # a score (width_batches pads each query alone, exact_inner sums in float64).
         batch_size = max(1, min(batch_size, MAX_BATCH_CELLS // max(self.manifest.n_passages, 1)))
         out: list[ResultLine] = []
         for start in range(0, len(queries), batch_size):
