@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from citator.engines.dense import exact_inner
 from citator.stance.retrieve.memory import MemoryEntry
 
 if TYPE_CHECKING:
@@ -65,7 +66,8 @@ def explain(searcher: StanceSearcher, view: QueryView, positions: Sequence[int])
         if bm25 is not None:
             scores = bm25[first:last]
         else:
-            scores = np.asarray(searcher.dense.vectors[first:last], dtype=np.float32) @ np.asarray(vector, np.float32)
+            # As the search scored them (exact_inner), so the passage shown is the one whose score ranked the hit.
+            scores = exact_inner(np.asarray(vector)[None, :], searcher.dense.vectors[first:last])[0]
         best = int(np.argmax(scores))
         out.append(Explanation(
             position, {n: float(m[position]) for n, m in sorted(view.signals.items())}, best, name,
@@ -97,7 +99,7 @@ def _reasons(searcher: StanceSearcher, position: int, vector: np.ndarray | None
     linked = rows[cols == position]
     if not len(linked):
         return ()
-    sims = learned.memory.vectors[linked] @ np.asarray(vector, dtype=np.float32)
+    sims = exact_inner(np.asarray(vector)[None, :], learned.memory.vectors[linked])[0]
     out: list[tuple[MemoryEntry, float]] = []
     seen: set[tuple[str, str]] = set()
     for i in np.argsort(-sims, kind="stable"):
