@@ -3,6 +3,8 @@ benchmarks/data/fresh-statutes (PROVENANCE.md there), which confirm on new quest
 
 from __future__ import annotations
 
+import argparse
+import platform
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,3 +33,22 @@ def display_path(path: Path, data: Path) -> str:
         if path.is_relative_to(base):
             return str(path.relative_to(base))
     return str(path)
+
+
+def add_suite_arguments(parser: argparse.ArgumentParser, out: str, suites: tuple[str, ...] = SUITES) -> None:
+    """The options every statute benchmark takes: data folder, suites, vector cache and results file."""
+    parser.add_argument("--data", type=Path, default=DATA, help="folder holding nevada_nrs_subset/ and dc_code/")
+    parser.add_argument("--suites", nargs="+", choices=SUITES, default=list(suites))
+    parser.add_argument("--index-dir", type=Path, default=ROOT / "benchmarks" / "work" / "statutes-index",
+                        help="the hybrid arm's MiniLM vector cache, one subfolder per corpus")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / out)
+
+
+def write_results(out: Path, results: dict[str, object]) -> None:
+    """`results`, with the machine they were measured on, written atomically to `out`."""
+    from citator.data import write_json_atomic
+
+    results["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out, results)
+    print(f"wrote {out}")

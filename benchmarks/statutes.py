@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import shutil
 import sys
 import time
 from pathlib import Path
 
-from statute_suites import DATA, ROOT, SUITES, corpus_key, display_path, paths
+from statute_suites import ROOT, add_suite_arguments, corpus_key, display_path, paths, write_results
 
 METRICS = ("hit@1", "hit@5", "hit@10", "rr")
 
@@ -98,14 +97,10 @@ def _between(name: str, keyword: dict, hybrid: dict) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA, help="folder holding nevada_nrs_subset/ and dc_code/")
+    add_suite_arguments(parser, "statutes.json", suites=("nrs", "dc"))
     parser.add_argument("--runs-dir", type=Path, default=ROOT / "benchmarks" / "work" / "statutes")
-    parser.add_argument("--suites", nargs="+", choices=SUITES, default=["nrs", "dc"])
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "statutes.json")
     parser.add_argument("--resume", action="store_true", help="reuse existing run directories (wall time then means little)")
     parser.add_argument("--retrieval", nargs="+", choices=("keyword", "hybrid"), default=["keyword", "hybrid"])
-    parser.add_argument("--index-dir", type=Path, default=ROOT / "benchmarks" / "work" / "statutes-index",
-                        help="hybrid: vector cache, one subfolder per suite")
     args = parser.parse_args()
 
     from citator.statutes.run import RunConfig, run_statutes
@@ -131,7 +126,6 @@ def main() -> int:
             results[f"{name}/{arm}"] = _summary(display_path(corpus, args.data), metrics, seconds)
         if {"keyword", "hybrid"} <= by_arm.keys():
             results[f"{name}/hybrid-vs-keyword"] = _between(name, by_arm["keyword"], by_arm["hybrid"])
-    results["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
     results[f"command/{'+'.join(args.suites)}"] = "python benchmarks/statutes.py " + " ".join(sys.argv[1:])
     # Suites run separately add to one results file; a suite's entries are replaced when it is run again, and so is
     # an earlier command whose suites were all run again.
@@ -141,9 +135,7 @@ def main() -> int:
         results = {**{k: v for k, v in earlier.items()
                       if not (k.startswith("command/") and set(k.removeprefix("command/").split("+")) <= rerun)},
                    **results}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_results(args.out, results)
     return 0
 
 

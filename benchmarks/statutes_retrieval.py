@@ -11,14 +11,11 @@ each part adds is measured on the same queries. MiniLM vectors are cached under 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 
-from statute_suites import DATA, ROOT, SUITES, corpus_key, display_path, paths
+from statute_suites import add_suite_arguments, corpus_key, display_path, paths, write_results
 
 KEYS = ("coverage", "hit@1", "hit@5", "hit@10", "rr")
 
@@ -54,11 +51,7 @@ def _score(pools, suite) -> dict[str, float]:  # type: ignore[no-untyped-def]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA, help="folder holding nevada_nrs_subset/ and dc_code/")
-    parser.add_argument("--suites", nargs="+", choices=SUITES, default=list(SUITES))
-    parser.add_argument("--index-dir", type=Path, default=ROOT / "benchmarks" / "work" / "statutes-index",
-                        help="where each corpus's MiniLM vectors are cached (one subfolder per suite)")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "statutes_retrieval.json")
+    add_suite_arguments(parser, "statutes_retrieval.json")
     args = parser.parse_args()
 
     from citator.statutes.hybrid import HybridIndex
@@ -100,11 +93,8 @@ def main() -> int:
                          "keyword_index_seconds": round(keyword_s, 1),
                          f"caption_vectors_{vectors.source}_seconds": round(vectors_s, 1),
                          "search_seconds_incl_new_passage_encoding": seconds}
-    results["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
     results["command"] = "python benchmarks/statutes_retrieval.py " + " ".join(sys.argv[1:])
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_results(args.out, results)
     return 0
 
 

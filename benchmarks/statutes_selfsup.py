@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import random
 import re
 import sys
@@ -30,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from statute_suites import CORPORA, DATA, ROOT, SUITES, corpus_key, display_path, paths
+from statute_suites import CORPORA, ROOT, add_suite_arguments, corpus_key, display_path, paths, write_results
 from statutes_retrieval import KEYS, _score
 
 KINDS = ("heading", "sentence")
@@ -57,15 +56,11 @@ def pseudo_queries(sections, kind: str, seed: int = 13) -> list[tuple[str, int]]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA, help="folder holding nevada_nrs_subset/ and dc_code/")
-    parser.add_argument("--suites", nargs="+", choices=SUITES, default=list(SUITES))
+    add_suite_arguments(parser, "statutes_selfsup.json")
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--index-dir", type=Path, default=ROOT / "benchmarks" / "work" / "statutes-index",
-                        help="the stock encoder's cached vectors (shared with statutes_retrieval.py)")
     parser.add_argument("--work", type=Path, default=ROOT / "benchmarks" / "work" / "statutes-selfsup",
                         help="where the tuned encoders are written (one per corpus and kind; reused when present)")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "statutes_selfsup.json")
     args = parser.parse_args()
 
     from citator.data.statutes import read_sections, read_suite
@@ -121,11 +116,8 @@ def main() -> int:
             print(f"{name:<9} {label:<14} {rows[label]['queries']:>3} "
                   + " ".join(f"{rows[label][k]:>8.3f}" for k in KEYS), flush=True)
         results[name] = {"suite": display_path(suite_path, args.data), "rows": rows}
-    results["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
     results["command"] = "python benchmarks/statutes_selfsup.py " + " ".join(sys.argv[1:])
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_results(args.out, results)
     return 0
 
 
