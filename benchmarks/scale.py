@@ -1,6 +1,6 @@
 """Sharded build and search against one index, in this process and on a local Ray cluster, on the same cores.
 
-    .venv/bin/python benchmarks/scale.py [--sizes 10000 100000] [--encode-passages 2000] [--queries 311] [--no-build]
+    .venv/bin/python benchmarks/scale.py [--sizes 10000 100000] [--encode-passages 2000] [--builds one ray1 ray2] [--queries 311] [--no-build]
 
 Corpora: the CaseFacts opinions (../shared/data/stance/casefacts/corpus.jsonl) and the D.C. Code sections
 (../shared/data/statutes/dc_code/sections.jsonl), real texts, repeated with fresh doc ids until the corpus has the
@@ -16,8 +16,8 @@ Three measurements:
     1e-5). Encoding a corpus this large takes hours on 2 cores, so these indexes hold random unit vectors in place of
     the encoder's (the build's document encoder is swapped for the benchmark only); lexical indexes, passages and
     the query encoder are real, and search time does not depend on the vectors' values.
-Writes benchmarks/results/scale.json: the rows of the sizes measured (and the build rows, unless --no-build) replace
-those of an earlier run; each part records the command that measured it.
+Writes benchmarks/results/scale.json: rows of the sizes (and build configurations) measured replace those of an
+earlier run, the others stay; each row records its machine and the command that measured it.
 """
 
 from __future__ import annotations
@@ -76,6 +76,13 @@ def random_vectors(_encoder: object, texts: list[str], *_: object, **__: object)
     return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").is_file() else []:
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
 def rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -88,14 +95,19 @@ def same_answers(one, other) -> bool:  # type: ignore[no-untyped-def]
                and all(abs(d.score - e.score) <= 1e-5 for d, e in zip(a.results, b.results)) for a, b in zip(one, other))
 
 
-def measure_build(corpus: Path, n_passages: int, cluster: str) -> list[dict]:
+BUILDS = {"one": "one index, this process", "ray1": "1 shard, 1 Ray worker", "ray2": "2 shards, 2 Ray workers"}
+
+
+def measure_build(corpus: Path, cluster: str, chosen: list[str]) -> list[dict]:
     from citator.stance.retrieve.index_dir import build_index
     from citator.stance.shards.build import build_sharded
 
+    runs = {"one": lambda d: build_index(corpus, d, progress=False),
+            "ray1": lambda d: build_sharded(corpus, d, 1, ray=cluster, progress=False),
+            "ray2": lambda d: build_sharded(corpus, d, 2, ray=cluster, progress=False)}
     rows = []
-    for name, run in (("one index, this process", lambda d: build_index(corpus, d, progress=False)),
-                      ("1 shard, 1 Ray worker", lambda d: build_sharded(corpus, d, 1, ray=cluster, progress=False)),
-                      ("2 shards, 2 Ray workers", lambda d: build_sharded(corpus, d, 2, ray=cluster, progress=False))):
+    for key in ("one", *(k for k in chosen if k != "one")):  # one process first: the others are read against it
+        name, run = BUILDS[key], runs[key]
         target = WORK / "build-index"
         shutil.rmtree(target, ignore_errors=True)
         began = time.perf_counter()
@@ -175,6 +187,8 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000],
                         help="corpus sizes (passages) to search; none: measure the build only")
     parser.add_argument("--encode-passages", type=int, default=2000)
+    parser.add_argument("--builds", nargs="+", choices=sorted(BUILDS), default=sorted(BUILDS),
+                        help="build configurations to measure (one process is always measured: the baseline)")
     parser.add_argument("--queries", type=int, default=311)
     parser.add_argument("--latency-queries", type=int, default=60)
     parser.add_argument("--no-build", action="store_true", help="measure search only; keep the recorded build rows")
@@ -193,18 +207,21 @@ def main() -> int:
     command = "python benchmarks/scale.py " + " ".join(sys.argv[1:])
     out = ROOT / "benchmarks" / "results" / "scale.json"
     before = json.loads(out.read_text()) if out.is_file() else {}
-    if args.no_build:
-        builds = before.get("build", [])
-    else:
+    machine = f"{cpu_model()}, {cpus} CPUs"
+    builds = before.get("build", [])
+    if not args.no_build:
         build_corpus = WORK / f"corpus-{args.encode_passages}.jsonl"
         corpus_of(args.encode_passages, build_corpus)
-        builds = [{**row, "command": command} for row in measure_build(build_corpus, args.encode_passages, cluster)]
-    searches = [{**row, "command": command} for size in args.sizes
+        fresh = [{**row, "machine": machine, "command": command}
+                 for row in measure_build(build_corpus, cluster, args.builds)]
+        builds = [row for row in builds if (row["build"], row["passages"]) not in
+                  {(r["build"], r["passages"]) for r in fresh}] + fresh
+        builds.sort(key=lambda r: (r["passages"], list(BUILDS.values()).index(r["build"])))
+    searches = [{**row, "machine": machine, "command": command} for size in args.sizes
                 for row in measure_search(size, queries, args.latency_queries, cluster)]
     ray.shutdown()
     kept = [row for row in before.get("search", []) if row["passages"] not in args.sizes]
-    write_json_atomic(out, {"machine": f"{platform.processor() or platform.machine()}, {cpus} CPUs",
-                            "build": builds, "search": sorted(kept + searches, key=lambda r: r["passages"])})
+    write_json_atomic(out, {"build": builds, "search": sorted(kept + searches, key=lambda r: r["passages"])})
     print(f"wrote {out}")
     return 0
 
