@@ -32,6 +32,7 @@ def _variants():  # type: ignore[no-untyped-def]
         "structure signal weight 1": replace(DEFAULT, weights={**w, "structure": 1.0}),
         "- definitions": replace(DEFAULT, definitions=False),
         "- cross-references": replace(DEFAULT, crossrefs=False),
+        "+ sections citing a seed (5 per seed)": replace(DEFAULT, cited_by=5),
         "- dense_passage": replace(DEFAULT, weights={**w, "dense_passage": 0.0}),
         "- dense_caption": replace(DEFAULT, weights={**w, "dense_caption": 0.0}),
     }

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from citator.statutes.crossrefs import cited_doc_ids, cross_references, defined_terms, definitions_used, neighbours
+from citator.statutes.crossrefs import cited_by, cited_doc_ids, cross_references, defined_terms, definitions_used, neighbours
 from citator.statutes.hybrid import DEFAULT, RETRIEVAL_VERSION, HybridIndex, HybridSettings
 from citator.statutes.keyword import RETRIEVAL_VERSION as KEYWORD_VERSION
 from citator.statutes.keyword import KeywordIndex
@@ -51,7 +51,16 @@ def test_cross_references_and_neighbours() -> None:
     assert cited_doc_ids("as described in NRS 1.4653 and NRS 432B.220, or NRS 1.4653 again") == [
         "NRS 1.4653", "NRS 432B.220"]
     assert cited_doc_ids("pursuant to §§ 16-904 and 16-905, or section 22-3211.") == [
-        "D.C. Code § 16-904", "D.C. Code § 22-3211"]
+        "D.C. Code § 16-904", "D.C. Code § 16-905", "D.C. Code § 22-3211"]
+    # Every number of a list after one marker, subsections dropped; a range's first section, not its last.
+    assert cited_doc_ids("under NRS 432B.220, 432B.230 or 432B.340, as provided in NRS 1.425 to 1.4695, inclusive") == [
+        "NRS 432B.220", "NRS 432B.230", "NRS 432B.340", "NRS 1.425"]
+    assert cited_doc_ids("§§ 1-1001.08(o), 1-1001.16(o), and 1-1001.17(k); §§ 1-609.01 through 1-609.03; "
+                         "sections 22-3211 and 22-3212.") == [
+        "D.C. Code § 1-1001.08", "D.C. Code § 1-1001.16", "D.C. Code § 1-1001.17", "D.C. Code § 1-609.01",
+        "D.C. Code § 22-3211",
+        "D.C. Code § 22-3212"]
+    assert cited_doc_ids("chapter 49 of NRS, within 5 days; section 12 of the Act") == []
     sections = [StatuteSection("NRS 1.1", "", "See NRS 1.3.", chapter="1"),
                 StatuteSection("NRS 1.2", "", "Nothing.", chapter="1"),
                 StatuteSection("NRS 1.3", "", "See NRS 1.3 and NRS 9.9.", chapter="1"),
@@ -59,6 +68,7 @@ def test_cross_references_and_neighbours() -> None:
                 StatuteSection("NRS 2.1", "", "Other chapter.", chapter="2")]
     # Every printed version of a cited section; a section never cites itself; unknown citations are dropped.
     assert cross_references(sections) == [(2, 3), (), (3,), (), ()]
+    assert cited_by(cross_references(sections)) == [(), (), (0,), (0, 2), ()]
     assert neighbours(sections, 3) == [2] and neighbours(sections, 1, reach=2) == [0, 2, 3]
 
 
@@ -129,8 +139,27 @@ def test_structure_scores_what_the_best_hits_cite_and_define() -> None:
         4: pytest.approx(1 / (k + 1))}
     assert set(HybridIndex(sections, None, None, replace(DEFAULT, seeds=2, crossrefs=False)).structure(first)) == {0, 1}  # type: ignore[arg-type]
     versions = {HybridSettings().version(), replace(DEFAULT, definitions=False).version(),
-                replace(DEFAULT, weights={**DEFAULT.weights, "structure": 1.0}).version()}
-    assert len(versions) == 3 and "-defs1-" in RETRIEVAL_VERSION and "structure0.25" in RETRIEVAL_VERSION
+                replace(DEFAULT, weights={**DEFAULT.weights, "structure": 1.0}).version(),
+                replace(DEFAULT, cited_by=5).version()}
+    assert len(versions) == 4 and "-defs1-" in RETRIEVAL_VERSION and "structure0.25" in RETRIEVAL_VERSION
+
+
+def test_structure_reaches_the_best_sections_citing_a_hit() -> None:
+    """A seed's citing sections are reached, at most `cited_by` of them, the best of the first fusion first (ties in
+    corpus order); a section both cited by and citing a seed counts once."""
+    sections = [StatuteSection("NRS 9.010", "Duty.", "A person shall report as NRS 9.060 provides.", chapter="9"),
+                *(StatuteSection(f"NRS 9.0{n}0", "Procedure.", "A report made pursuant to NRS 9.010.", chapter="9")
+                  for n in range(2, 6)),
+                StatuteSection("NRS 9.060", "Both.", "Under NRS 9.010.", chapter="9")]
+    k = DEFAULT.rrf_k
+    first = np.array([1.0, 0.2, 0.0, 0.5, 0.0, 0.0])  # the seed: 9.010; its citers 9.020-9.060 rank 9.040, 9.020, ...
+    index = HybridIndex(sections, None, None, replace(DEFAULT, seeds=1, cited_by=3))  # type: ignore[arg-type]
+    assert index.structure(first) == {5: pytest.approx(1 / (k + 1)), 3: pytest.approx(1 / (k + 1)),
+                                      1: pytest.approx(1 / (k + 1)), 2: pytest.approx(1 / (k + 1))}
+    every = HybridIndex(sections, None, None, replace(DEFAULT, seeds=1, cited_by=5))  # type: ignore[arg-type]
+    assert every.structure(first) == {j: pytest.approx(1 / (k + 1)) for j in range(1, 6)}
+    off = HybridIndex(sections, None, None, replace(DEFAULT, seeds=1, cited_by=0))  # type: ignore[arg-type]
+    assert off.structure(first) == {5: pytest.approx(1 / (k + 1))}
 
 
 class _Flat:
@@ -221,16 +250,19 @@ def test_dense_signals_find_what_no_word_matches(tmp_path: Path, encoder, nrs_se
 @pytest.mark.parametrize("definitions", [True, False])
 def test_candidates_follow_the_structure_around_the_best_hit(nrs_sections: Path, definitions: bool) -> None:
     sections = read_sections(nrs_sections)
-    settings = replace(DEFAULT, depth=1, seeds=1, definitions=definitions)
+    settings = replace(DEFAULT, depth=1, seeds=1, definitions=definitions, cited_by=3)
     index = HybridIndex(sections, None, None, settings)  # type: ignore[arg-type]
     full = {"bm25_section": np.zeros((1, len(sections))), "dense_caption": np.zeros((1, len(sections)))}
     first = np.zeros(len(sections))
     used = definitions_used(sections)
-    top = next(i for i, s in enumerate(sections) if cross_references(sections)[i] and used[i])
+    citers = cited_by(cross_references(sections))
+    top = next(i for i, s in enumerate(sections) if cross_references(sections)[i] and used[i] and len(citers[i]) > 3)
     first[top] = 1.0
-    # Depth 1 of two all-zero signals is section 0; the rest is the best fused section's neighbours, citations and
-    # (when on) the definitions its text uses: without definitions, the candidates the arm had before them.
-    expected = {0, *neighbours(sections, top), *cross_references(sections)[top], *(used[top] if definitions else ())}
+    # Depth 1 of two all-zero signals is section 0; the rest is the best fused section's neighbours, citations, the
+    # first sections citing it and (when on) the definitions its text uses.
+    citing = citers[top][: settings.cited_by]  # all tied: corpus order
+    expected = {0, *neighbours(sections, top), *cross_references(sections)[top], *citing,
+                *(used[top] if definitions else ())}
     assert set(index.candidates(full, first)) == expected
 
 

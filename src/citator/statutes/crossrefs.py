@@ -9,15 +9,27 @@ from collections.abc import Sequence
 from citator.data.citations import base_doc_id
 from citator.data.statutes import StatuteSection
 
-# "NRS 432B.220", "NRS 1.4653"; "§ 42-3205", "§§ 16-904 and 16-905" (the first number only), "section 22-3211".
-_NRS = re.compile(r"\bNRS\s+(\d+[A-Z]?\.\d+[A-Za-z]?)")
-_DC = re.compile(r"(?:§+|\bsection)\s*(\d+[A-Za-z]?(?::\d+[A-Za-z]?)?-\d+[A-Za-z]?(?:\.\d+[A-Za-z]?)*)")
+# "NRS 432B.220", "NRS 1.4653"; "§ 42-3205", "section 22-3211(b)"; and lists after one marker: "NRS 432B.220, 432B.230
+# or 432B.340", "§§ 1-1001.16(o), and 1-1001.17(k)". A range ("NRS 1.425 to 1.4695, inclusive", "§§ 1-609.01 through
+# 1-609.03") names a stretch of a chapter: its first section counts (where a stretch states its scope and
+# definitions), its last does not.
+_NRS_NUMBER = r"\d+[A-Z]?\.\d+[A-Za-z]?"
+_DC_NUMBER = r"\d+[A-Za-z]?(?::\d+[A-Za-z]?)?-\d+[A-Za-z]?(?:\.\d+[A-Za-z]?)*(?:\([0-9A-Za-z]{1,4}\))*"
+_SEPARATOR = r"(?:\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or|to|through)\s+)"
+_NRS = re.compile(rf"\bNRS\s+({_NRS_NUMBER}(?:{_SEPARATOR}{_NRS_NUMBER})*)")
+_DC = re.compile(rf"(?:§+|\bsections?)\s*({_DC_NUMBER}(?:{_SEPARATOR}{_DC_NUMBER})*)")
+
+
+def _listed(group: str, number: str) -> list[str]:
+    """The numbers of one citation list, in order, without the last section of a range."""
+    items = [(m.group(1) or "", m.group(2)) for m in re.finditer(rf"({_SEPARATOR})?({number})", group)]
+    return [num for sep, num in items if not re.search(r"\b(?:to|through)\b", sep)]
 
 
 def cited_doc_ids(text: str) -> list[str]:
     """The citations a section text makes, as doc_ids ("NRS 1.4653", "D.C. Code § 42-3205"), first mention order."""
-    found = [f"NRS {m.upper()}" for m in _NRS.findall(text)]
-    found += [f"D.C. Code § {m.rstrip('.')}" for m in _DC.findall(text)]
+    found = [f"NRS {n.upper()}" for g in _NRS.findall(text) for n in _listed(g, _NRS_NUMBER)]
+    found += [f"D.C. Code § {re.sub(r'[(].*', '', n).rstrip('.')}" for g in _DC.findall(text) for n in _listed(g, _DC_NUMBER)]
     return list(dict.fromkeys(found))
 
 
@@ -31,6 +43,15 @@ def cross_references(sections: Sequence[StatuteSection]) -> list[tuple[int, ...]
         targets = [j for d in cited_doc_ids(s.text) for j in by_id.get(d.upper(), ()) if j != i]
         out.append(tuple(dict.fromkeys(targets)))
     return out
+
+
+def cited_by(references: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """Per section, the sections whose texts cite it (cross_references read backwards), in corpus order."""
+    out: list[list[int]] = [[] for _ in references]
+    for i, targets in enumerate(references):
+        for j in targets:
+            out[j].append(i)
+    return [tuple(c) for c in out]
 
 
 def neighbours(sections: Sequence[StatuteSection], index: int, reach: int = 1) -> list[int]:

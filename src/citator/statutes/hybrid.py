@@ -4,14 +4,15 @@ reciprocal rank (RRF, k=60).
 1. Every section is scored by BM25 over heading + text (the keyword arm's scores) and by the cosine of the query
    with its caption vector (chapter name, subchapter, heading: see vectors.py).
 2. Candidates: the `depth` best sections of each of those, plus the statute's own structure around the `seeds`
-   best of the first fusion: their neighbours in the chapter, the sections their texts cite and the definitions of
-   the terms their texts use.
+   best of the first fusion: their neighbours in the chapter, the sections their texts cite, the definitions of the
+   terms their texts use and, when `cited_by` is set, the best sections whose texts cite them.
 3. Each candidate's first `windows` passages (word windows led by chapter name and heading) are encoded once
    (cached) and the candidate scored by its best one (MaxP); this signal counts for candidates only.
-4. Structure: each section a seed cites or whose defined term it uses earns 1 / (k + the seed's rank), a definition
-   scaled by its term's specificity (crossrefs.definitions_used); summed over seeds. A controlling section's
-   definitions and the procedures it points to rarely share the question's words or meaning, so neither BM25 nor
-   MiniLM finds them; the strong hits that use them do. This signal too counts for the sections it reaches only.
+4. Structure: each section a seed cites (or, with `cited_by`, that cites a seed) or whose defined term a seed uses
+   earns 1 / (k + the seed's rank), a definition scaled by its term's specificity (crossrefs.definitions_used);
+   summed over seeds. A controlling section's definitions and the procedures it points to rarely share the
+   question's words or meaning, so neither BM25 nor MiniLM finds them; the strong hits that use them do. This
+   signal too counts for the sections it reaches only.
 5. The pool is the top of the fusion of all four signals; ties in corpus order.
 
 It answers the same questions as KeywordIndex (`sections`, `analyzer`, `idf`, `search`), so pools, passages and
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from citator.statutes.crossrefs import cross_references, definitions_used, neighbours
+from citator.statutes.crossrefs import cited_by, cross_references, definitions_used, neighbours
 from citator.statutes.keyword import Analyzer, Hit, KeywordIndex
 from citator.statutes.vectors import SectionVectors, section_passages
 from citator.data.statutes import StatuteSection
@@ -46,6 +47,10 @@ class HybridSettings:
     seeds: int = 10
     reach: int = 1
     crossrefs: bool = True
+    # How many of a seed's citing sections to reach, the best of the first fusion first (a general provision is cited
+    # by hundreds, 296 in the D.C. Code, and each reached section costs a passage encoding). Off: measured at 5 it
+    # lowered NRS dev coverage and raised D.C. fresh (BENCHMARKS.md, what each part adds).
+    cited_by: int = 0
     definitions: bool = True
     # Passage windows scored per candidate, from the start of the section: MiniLM costs about 4 s a window on a
     # shared two-core CPU, and a statute section's opening states its rule.
@@ -54,7 +59,7 @@ class HybridSettings:
     def version(self) -> str:
         w = "-".join(f"{k}{v:g}" for k, v in sorted(self.weights.items()))
         return (f"hybrid-rrf{self.rrf_k}-{w}-depth{self.depth}-seeds{self.seeds}-reach{self.reach}"
-                f"-xref{int(self.crossrefs)}-defs{int(self.definitions)}-win{self.windows}-minilm-v1")
+                f"-xref{int(self.crossrefs)}-citedby{self.cited_by}-defs{int(self.definitions)}-win{self.windows}-minilm-v2")
 
 
 DEFAULT = HybridSettings()
@@ -75,6 +80,7 @@ class HybridIndex:
         self.vectors = vectors
         self.encoder = encoder
         self._xrefs = cross_references(self.sections) if settings.crossrefs else None
+        self._citers = cited_by(self._xrefs) if self._xrefs is not None and settings.cited_by else None
         self._definitions = definitions_used(self.sections) if settings.definitions else None
 
     def idf(self, term: str) -> float:
@@ -88,11 +94,15 @@ class HybridIndex:
         return np.lexsort((np.arange(len(scores)), -scores))[:k].tolist()
 
     def structure(self, first: np.ndarray) -> dict[int, float]:
-        """What the `seeds` best of the first fusion cite and define, each scored by the ranks of the seeds reaching it."""
+        """What the `seeds` best of the first fusion cite, are cited by and define, each scored by the ranks of the seeds
+        reaching it."""
         s = self.settings
         out: dict[int, float] = {}
         for rank, i in enumerate(self._top(first, s.seeds), start=1):
             reached = dict.fromkeys(self._xrefs[i], 1.0) if self._xrefs is not None else {}
+            if self._citers is not None:
+                citing = sorted(self._citers[i], key=lambda j: (-first[j], j))[: s.cited_by]
+                reached.update(dict.fromkeys(citing, 1.0))
             if self._definitions is not None:
                 for j, specificity in self._definitions[i].items():
                     reached[j] = max(reached.get(j, 0.0), specificity)
