@@ -95,23 +95,23 @@ def same_answers(one, other) -> bool:  # type: ignore[no-untyped-def]
                and all(abs(d.score - e.score) <= 1e-5 for d, e in zip(a.results, b.results)) for a, b in zip(one, other))
 
 
-BUILDS = {"one": "one index, this process", "ray1": "1 shard, 1 Ray worker", "ray2": "2 shards, 2 Ray workers"}
+# Build configurations: (row name, Ray builders; 0 for one index built in this process).
+BUILDS = {"one": ("one index, this process", 0), "ray1": ("1 shard, 1 Ray worker", 1),
+          "ray2": ("2 shards, 2 Ray workers", 2)}
 
 
 def measure_build(corpus: Path, cluster: str, chosen: list[str]) -> list[dict]:
     from citator.stance.retrieve.index_dir import build_index
     from citator.stance.shards.build import build_sharded
 
-    runs = {"one": lambda d: build_index(corpus, d, progress=False),
-            "ray1": lambda d: build_sharded(corpus, d, 1, ray=cluster, progress=False),
-            "ray2": lambda d: build_sharded(corpus, d, 2, ray=cluster, progress=False)}
     rows = []
-    for key in ("one", *(k for k in chosen if k != "one")):  # one process first: the others are read against it
-        name, run = BUILDS[key], runs[key]
+    for key in dict.fromkeys(["one", *chosen]):  # one process first: the others are read against it
+        name, shards = BUILDS[key]
         target = WORK / "build-index"
         shutil.rmtree(target, ignore_errors=True)
         began = time.perf_counter()
-        manifest = run(target)
+        manifest = (build_sharded(corpus, target, shards, ray=cluster, progress=False) if shards
+                    else build_index(corpus, target, progress=False))
         seconds = time.perf_counter() - began
         rows.append({"build": name, "passages": manifest.n_passages, "seconds": round(seconds, 1),
                      "passages_per_s": round(manifest.n_passages / seconds, 1)})
@@ -216,7 +216,8 @@ def main() -> int:
                  for row in measure_build(build_corpus, cluster, args.builds)]
         builds = [row for row in builds if (row["build"], row["passages"]) not in
                   {(r["build"], r["passages"]) for r in fresh}] + fresh
-        builds.sort(key=lambda r: (r["passages"], list(BUILDS.values()).index(r["build"])))
+        order = [name for name, _ in BUILDS.values()]
+        builds.sort(key=lambda r: (r["passages"], order.index(r["build"])))
     searches = [{**row, "machine": machine, "command": command} for size in args.sizes
                 for row in measure_search(size, queries, args.latency_queries, cluster)]
     ray.shutdown()

@@ -58,8 +58,7 @@ def test_cross_references_and_neighbours() -> None:
     assert cited_doc_ids("§§ 1-1001.08(o), 1-1001.16(o), and 1-1001.17(k); §§ 1-609.01 through 1-609.03; "
                          "sections 22-3211 and 22-3212.") == [
         "D.C. Code § 1-1001.08", "D.C. Code § 1-1001.16", "D.C. Code § 1-1001.17", "D.C. Code § 1-609.01",
-        "D.C. Code § 22-3211",
-        "D.C. Code § 22-3212"]
+        "D.C. Code § 22-3211", "D.C. Code § 22-3212"]
     assert cited_doc_ids("chapter 49 of NRS, within 5 days; section 12 of the Act") == []
     sections = [StatuteSection("NRS 1.1", "", "See NRS 1.3.", chapter="1"),
                 StatuteSection("NRS 1.2", "", "Nothing.", chapter="1"),
@@ -255,13 +254,14 @@ def test_candidates_follow_the_structure_around_the_best_hit(nrs_sections: Path,
     full = {"bm25_section": np.zeros((1, len(sections))), "dense_caption": np.zeros((1, len(sections)))}
     first = np.zeros(len(sections))
     used = definitions_used(sections)
-    citers = cited_by(cross_references(sections))
-    top = next(i for i, s in enumerate(sections) if cross_references(sections)[i] and used[i] and len(citers[i]) > 3)
+    xrefs = cross_references(sections)
+    citers = cited_by(xrefs)
+    top = next(i for i in range(len(sections)) if xrefs[i] and used[i] and len(citers[i]) > 3)
     first[top] = 1.0
     # Depth 1 of two all-zero signals is section 0; the rest is the best fused section's neighbours, citations, the
     # first sections citing it and (when on) the definitions its text uses.
     citing = citers[top][: settings.cited_by]  # all tied: corpus order
-    expected = {0, *neighbours(sections, top), *cross_references(sections)[top], *citing,
+    expected = {0, *neighbours(sections, top), *xrefs[top], *citing,
                 *(used[top] if definitions else ())}
     assert set(index.candidates(full, first)) == expected
 

@@ -29,7 +29,7 @@ def _listed(group: str, number: str) -> list[str]:
 def cited_doc_ids(text: str) -> list[str]:
     """The citations a section text makes, as doc_ids ("NRS 1.4653", "D.C. Code § 42-3205"), first mention order."""
     found = [f"NRS {n.upper()}" for g in _NRS.findall(text) for n in _listed(g, _NRS_NUMBER)]
-    found += [f"D.C. Code § {re.sub(r'[(].*', '', n).rstrip('.')}" for g in _DC.findall(text) for n in _listed(g, _DC_NUMBER)]
+    found += [f"D.C. Code § {re.sub(r'[(].*', '', n)}" for g in _DC.findall(text) for n in _listed(g, _DC_NUMBER)]
     return list(dict.fromkeys(found))
 
 
