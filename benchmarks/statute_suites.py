@@ -1,5 +1,7 @@
-"""The statute suites the benchmarks run: the dev suites in ../shared/data/statutes and the fresh hand-written sets in
-benchmarks/data/fresh-statutes (PROVENANCE.md there), which confirm on new questions what was chosen on dev."""
+"""The statute suites the benchmarks run: the dev suites in ../shared/data/statutes and two fresh hand-written sets:
+benchmarks/data/fresh-statutes, which confirmed on new questions what was chosen on dev, and
+benchmarks/data/fresh-statutes-2, written after the hybrid arm was declared and read once as a held-out check
+(PROVENANCE.md in each)."""
 
 from __future__ import annotations
 
@@ -9,21 +11,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "statutes"
-FRESH = ROOT / "benchmarks" / "data" / "fresh-statutes"
+FRESH = {"fresh": ROOT / "benchmarks" / "data" / "fresh-statutes",
+         "fresh2": ROOT / "benchmarks" / "data" / "fresh-statutes-2"}
 CORPORA = {"nrs": "nevada_nrs_subset", "dc": "dc_code"}
-SUITES = (*CORPORA, *(f"fresh-{c}" for c in CORPORA))
+SUITES = (*CORPORA, *(f"{fresh}-{c}" for fresh in FRESH for c in CORPORA))
 
 
 def corpus_key(suite: str) -> str:
-    """The corpus a suite asks about ("nrs" for "nrs" and "fresh-nrs"): it names the vector cache's subfolder."""
-    return suite.removeprefix("fresh-")
+    """The corpus a suite asks about ("nrs" for "nrs" and "fresh2-nrs"): it names the vector cache's subfolder."""
+    return suite.rpartition("-")[2]
 
 
 def paths(data: Path, suite: str) -> tuple[Path, Path]:
     """(sections.jsonl, suite file) of `suite`."""
     corpus = data / CORPORA[corpus_key(suite)] / "sections.jsonl"
-    if suite.startswith("fresh-"):
-        return corpus, FRESH / f"{corpus_key(suite)}.jsonl"
+    fresh, _, key = suite.rpartition("-")
+    if fresh:
+        return corpus, FRESH[fresh] / f"{key}.jsonl"
     return corpus, data / CORPORA[suite] / "suite-dev.jsonl"
 
 

@@ -5,7 +5,7 @@ dev: statute_suites.py), the ranking queries' pool of 30 under each retrieval: t
 and RR of the pool's own order (no reranker). Each ablation drops or changes one part of the hybrid arm, so what
 each part adds is measured on the same queries. MiniLM vectors are cached under --index-dir (built once).
 
-    .venv/bin/python benchmarks/statutes_retrieval.py [--data ../shared/data/statutes] [--suites nrs dc fresh-nrs fresh-dc]
+    .venv/bin/python benchmarks/statutes_retrieval.py [--data ../shared/data/statutes] [--suites nrs dc fresh-nrs fresh-dc fresh2-nrs fresh2-dc]
 """
 
 from __future__ import annotations

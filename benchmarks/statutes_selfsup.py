@@ -56,7 +56,7 @@ def pseudo_queries(sections, kind: str, seed: int = 13) -> list[tuple[str, int]]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_suite_arguments(parser, "statutes_selfsup.json")
+    add_suite_arguments(parser, "statutes_selfsup.json", suites=("nrs", "dc", "fresh-nrs", "fresh-dc"))
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--work", type=Path, default=ROOT / "benchmarks" / "work" / "statutes-selfsup",
