@@ -21,10 +21,10 @@ from citator.statutes.keyword import RETRIEVAL_VERSION as KEYWORD_VERSION
 from citator.statutes.keyword import KeywordIndex
 from citator.statutes.pool import POOL_SIZE, build_pools
 from citator.statutes.run import RunConfig, run_statutes
-from citator.statutes.vectors import CAPTIONS, PASSAGES, SectionVectors
+from citator.statutes.vectors import CAPTIONS, PASSAGE_KEYS, PASSAGES, SectionVectors
 from citator.data.hashing import sha256_file
 from citator.data.statutes import StatuteSection, read_sections, read_suite
-from citator.errors import ReceiptError, StatuteError
+from citator.errors import OutputError, ReceiptError, StatuteError
 from citator.statutes.review.pool import read_pool
 from citator.statutes.providers.base import ChatProvider, Exchange
 
@@ -233,6 +233,88 @@ def test_a_damaged_cache_is_refused(tmp_path: Path, encoder, nrs_sections: Path,
         SectionVectors(sections, encoder, "enc", tmp_path / "idx", progress=False)
 
 
+def _reseal(directory: Path) -> None:
+    """Record the files' current sha256 in the cache's meta file, as an editor who knows the format would."""
+    meta_path = directory / "hybrid_vectors.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta["files"] = {name: sha256_file(directory / name) for name in meta["files"]}
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+
+
+def _wide(path: Path) -> None:
+    np.save(path, np.zeros((np.load(path).shape[0], 100), np.float32))
+
+
+def _truncated(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:-40])
+
+
+def _pickled(path: Path) -> None:
+    np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+
+
+def _keys(value: str) -> Any:
+    def edit(path: Path) -> None:
+        path.write_text(value, encoding="utf-8")
+    return edit
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "edit", "says"), [
+    (CAPTIONS, _wide, "width 384"), (PASSAGES, _wide, "width 384"), (PASSAGES, _truncated, "unreadable"),
+    (CAPTIONS, _pickled, "unreadable"), (PASSAGE_KEYS, _keys("[1, 2]"), "sha256 digests"),
+    (PASSAGE_KEYS, _keys('[["a"], ["b"]]'), "sha256 digests"), (PASSAGE_KEYS, _keys("{not json"), "unreadable"),
+    (PASSAGE_KEYS, _keys('["' + "a" * 64 + '"]'), "not 1 finite"),  # one key for two vectors
+    ("hybrid_vectors.json", _keys("[" * 100_000), "unreadable"),
+])
+def test_a_resealed_cache_is_still_checked(tmp_path: Path, encoder, nrs_sections: Path, name: str,  # type: ignore[no-untyped-def]
+                                            edit: Any, says: str) -> None:
+    """Files that match the sha256 an edited meta file records are still read with every check: a width that is not
+    the encoder's, a cut or pickled array, keys that are not digests, JSON nested past the parser's limit."""
+    sections = read_sections(nrs_sections)
+    directory = tmp_path / "idx"
+    SectionVectors(sections, encoder, "enc", directory, progress=False).passages(["One text.", "Another text."])
+    edit(directory / name)
+    if name != "hybrid_vectors.json":
+        _reseal(directory)
+    with pytest.raises(StatuteError, match=f"{re.escape(says)}.*delete {re.escape(str(directory))} to rebuild"):
+        SectionVectors(sections, encoder, "enc", directory, progress=False)
+
+
+@pytest.mark.slow
+def test_a_writer_has_the_cache_alone(tmp_path: Path, encoder, nrs_sections: Path) -> None:  # type: ignore[no-untyped-def]
+    """A run adding passages waits for another run's lock, so the meta file never records one run's vectors beside
+    another's keys; once it has the lock it writes a cache that reads back whole."""
+    import fcntl
+    import threading
+
+    sections = read_sections(nrs_sections)
+    directory = tmp_path / "idx"
+    vectors = SectionVectors(sections, encoder, "enc", directory, progress=False)
+    done = threading.Event()
+    with open(directory / ".lock", "a+b") as other:
+        fcntl.flock(other, fcntl.LOCK_EX)
+        worker = threading.Thread(target=lambda: (vectors.passages(["A new passage."]), done.set()))
+        worker.start()
+        assert not done.wait(1.0)  # blocked behind the other writer
+    worker.join(60)
+    assert done.is_set()
+    again = SectionVectors(sections, encoder, "enc", directory, progress=False)
+    assert np.array_equal(again.passages(["A new passage."]), vectors.passages(["A new passage."]))
+
+
+@pytest.mark.parametrize("where", ["file", "under-file", "device"])
+def test_a_cache_that_cannot_be_a_directory_is_refused_before_any_work(tmp_path: Path, nrs_sections: Path,
+                                                                        nrs_suite: Path, where: str) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x", encoding="utf-8")
+    index_dir = {"file": a_file, "under-file": a_file / "sub", "device": Path("/dev/null")}[where]
+    out = tmp_path / "run"
+    with pytest.raises(OutputError, match="vector cache .*not a directory"):
+        run_statutes(RunConfig(nrs_sections, nrs_suite, out, retrieval="hybrid", index_dir=index_dir), None)
+    assert not out.exists() and a_file.read_text(encoding="utf-8") == "x"
+
+
 @pytest.mark.slow
 def test_dense_signals_find_what_no_word_matches(tmp_path: Path, encoder, nrs_sections: Path) -> None:  # type: ignore[no-untyped-def]
     """A question sharing no indexed word with the corpus: keyword order is corpus order, the hybrid arm ranks."""
@@ -313,3 +395,21 @@ def test_hybrid_runs_are_versioned_and_keep_the_controls(tmp_path: Path, nrs_sec
     keyword_items = {(e.item.query_id, e.item.doc_id): e.item.hashes for e in read_pool(keyword_run)}
     shared = hybrid_items.keys() & keyword_items.keys()
     assert shared and all(hybrid_items[k] == keyword_items[k] for k in shared)
+
+
+def test_the_cli_takes_a_vector_cache_only_for_the_hybrid_arm(tmp_path: Path, nrs_sections: Path, nrs_suite: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from citator.cli.main import main
+
+    out = tmp_path / "run"
+    rc = main(["bench", "statutes", "--corpus", str(nrs_sections), "--suite", str(nrs_suite), "--out", str(out),
+               "--provider", "none", "--index-dir", str(tmp_path / "idx")])
+    assert rc == 2 and "--index-dir is the hybrid arm's vector cache" in capsys.readouterr().err
+    assert not out.exists()
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x", encoding="utf-8")
+    rc = main(["bench", "statutes", "--corpus", str(nrs_sections), "--suite", str(nrs_suite), "--out", str(out),
+               "--provider", "none", "--retrieval", "hybrid", "--index-dir", str(a_file)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "OutputError" in err[0] and "not a directory" in err[0]
+    assert not out.exists()

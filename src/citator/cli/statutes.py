@@ -120,6 +120,8 @@ def run_bench_statutes(args: argparse.Namespace) -> int:
     from citator.data.atomic import output_dir
 
     output_dir(args.out, make=False)
+    if args.index_dir is not None and args.retrieval != "hybrid":
+        raise ConfigError("--index-dir is the hybrid arm's vector cache: give it with --retrieval hybrid")
     if not 0 < args.max_requests <= MAX_REQUESTS or not 0 < args.max_input_tokens <= MAX_INPUT_TOKENS:
         raise ConfigError(f"budgets may only be lowered: at most {MAX_REQUESTS} requests, {MAX_INPUT_TOKENS} tokens")
     before = _files(args.out)

@@ -18,6 +18,7 @@ from citator.statutes.metrics import QueryScore, paired, score_order, summarize
 from citator.statutes.passages import MAX_PASSAGE_BYTES, PASSAGE_VERSION
 from citator.statutes.pool import POOL_SIZE, Pool, build_pools
 from citator.statutes.receipts import Budget, ReceiptStore
+from citator.statutes.vectors import check_cache_dir
 from citator.data.atomic import output_dir, write_json_atomic, write_jsonl_atomic
 from citator.data.citations import CitationResolver
 from citator.data.jsonl import read_json
@@ -112,6 +113,8 @@ def run_statutes(config: RunConfig, provider: Provider | None,
     from citator.statutes.report import write_report
 
     out = output_dir(config.out, make=False)
+    if config.retrieval == "hybrid":
+        check_cache_dir(config.index_dir or out / "hybrid-index")
     sections = read_sections(config.corpus)
     suite = read_suite(config.suite, {s.doc_id for s in sections})
     corpus = snapshot_manifest(config.corpus, sections)

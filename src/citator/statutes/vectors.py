@@ -12,9 +12,11 @@ afresh. Files whose sha256 does not match the one recorded when they were writte
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
-import json
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +24,9 @@ import numpy as np
 
 from citator.data.atomic import save_npy_atomic, write_json_atomic
 from citator.data.hashing import sha256_file, sha256_text
+from citator.data.jsonl import loads
 from citator.data.statutes import StatuteSection
-from citator.errors import StatuteError
+from citator.errors import OutputError, StatuteError
 from citator.engines.passages import PassageSpec, split_passages
 
 # MiniLM reads 256 word pieces; 160 words of statute text stay within that, and 40 words of overlap keep a
@@ -32,6 +35,8 @@ PASSAGE_SPEC = PassageSpec(words=160, overlap=40)
 VECTORS_VERSION = "minilm-caption+passages-160w-40o-v1"
 META = "hybrid_vectors.json"
 CAPTIONS, PASSAGES, PASSAGE_KEYS = "captions.npy", "passages.npy", "passage_keys.json"
+LOCK = ".lock"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def _context(section: StatuteSection) -> str:
@@ -50,6 +55,16 @@ def section_passages(section: StatuteSection) -> list[str]:
     return split_passages(_context(section), section.text, PASSAGE_SPEC)
 
 
+def check_cache_dir(directory: Path) -> None:
+    """Refuse, before any work, a vector cache that is not a directory and cannot become one."""
+    probe = directory
+    while not probe.exists() and not probe.is_symlink() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        where = "is" if probe == directory else f"lies under {probe}, which is"
+        raise OutputError(f"{directory}: the hybrid arm's vector cache {where} not a directory")
+
+
 def _texts_sha256(texts: Sequence[str]) -> str:
     digest = hashlib.sha256()
     for text in texts:
@@ -65,22 +80,39 @@ class SectionVectors:
                  directory: Path, progress: bool = True) -> None:
         self.encoder, self.directory, self.progress = encoder, directory, progress
         self._key = {"version": VECTORS_VERSION, "encoder": encoder_id}
+        self._rebuild = f"delete {directory} to rebuild"  # errors name a file; this names its cache
+        check_cache_dir(directory)
         captions = [caption_text(s) for s in sections]
-        meta = self._read_meta()
         self._rows: dict[str, int] = {}
         self._passages = np.zeros((0, 0), dtype=np.float32)
         self.captions: np.ndarray | None = None
-        if meta is not None:
-            self._load_passages(meta)
-            if meta.get("captions_texts_sha256") == _texts_sha256(captions):
-                self.captions = self._load(CAPTIONS, meta)
-                if self.captions.shape[0] != len(captions):
-                    raise StatuteError(directory / CAPTIONS, None, "caption vectors do not match the corpus; "
-                                       "delete the directory to rebuild")
+        with self._locked(shared=True):
+            meta = self._read_meta()
+            if meta is not None:
+                self._load_passages(meta)
+                if meta.get("captions_texts_sha256") == _texts_sha256(captions):
+                    self.captions = self._load(CAPTIONS, meta, rows=len(captions))
         self.source = "cache" if self.captions is not None else "built"
         if self.captions is None:
             self.captions = np.asarray(encoder.encode_documents(captions, progress=progress), dtype=np.float32)
             self._save(captions_sha256=_texts_sha256(captions))
+
+    @contextmanager
+    def _locked(self, shared: bool) -> Iterator[None]:
+        """Readers share the cache; a writer has it alone from its first file to the meta file, so two runs on one
+        cache never record one run's vectors beside the other's keys."""
+        try:
+            if not shared:
+                self.directory.mkdir(parents=True, exist_ok=True)
+            handle = open(self.directory / LOCK, "a+b")
+        except OSError as exc:
+            if shared:  # nothing to read yet, or a cache this user may read but not lock: read it unlocked
+                yield
+                return
+            raise OutputError(f"{self.directory}: cannot write the vector cache ({exc.strerror or exc})") from None
+        with handle:
+            fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+            yield
 
     # -- reading back ---------------------------------------------------------------------------------------------
     def _read_meta(self) -> dict[str, Any] | None:
@@ -88,57 +120,66 @@ class SectionVectors:
         if not path.is_file():
             return None
         try:
-            meta = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise StatuteError(path, None, f"unreadable vector cache ({exc}); delete the directory to rebuild") from None
+            meta = loads(path.read_bytes().decode("utf-8"))
+        except (OSError, ValueError) as exc:  # unreadable, not UTF-8, malformed or too deeply nested JSON
+            raise StatuteError(path, None, f"unreadable vector cache ({exc}); {self._rebuild}") from None
         if not isinstance(meta, dict) or not isinstance(meta.get("files"), dict):
-            raise StatuteError(path, None, "not a vector cache; delete the directory to rebuild")
+            raise StatuteError(path, None, f"not a vector cache; {self._rebuild}")
         return meta if meta.get("key") == self._key else None
 
-    def _load(self, name: str, meta: dict[str, Any]) -> np.ndarray:
+    def _verified(self, name: str, meta: dict[str, Any]) -> Path:
         path = self.directory / name
         if not path.is_file() or sha256_file(path) != meta["files"].get(name):
-            raise StatuteError(path, None, "does not match the sha256 recorded in the vector cache; "
-                               "delete the directory to rebuild")
-        array = np.load(path, allow_pickle=False)
-        if array.ndim != 2 or array.dtype != np.float32 or not np.isfinite(array).all():
-            raise StatuteError(path, None, "vector cache has the wrong shape or non-finite values; "
-                               "delete the directory to rebuild")
+            raise StatuteError(path, None, f"does not match the sha256 recorded in the vector cache; {self._rebuild}")
+        return path
+
+    def _load(self, name: str, meta: dict[str, Any], rows: int | None = None) -> np.ndarray:
+        path = self._verified(name, meta)
+        try:
+            array = np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            raise StatuteError(path, None, f"unreadable vectors ({exc}); {self._rebuild}") from None
+        # The width is the encoder's: vectors of another width were not made by it, whatever the meta file says.
+        if (array.ndim != 2 or array.dtype != np.float32 or array.shape[1] != self.encoder.dim
+                or (rows is not None and array.shape[0] != rows) or not np.isfinite(array).all()):
+            raise StatuteError(path, None, f"a {array.dtype} array of shape {array.shape}, not {rows or 'n'} finite "
+                               f"float32 vectors of width {self.encoder.dim}; {self._rebuild}")
         return array
 
     def _load_passages(self, meta: dict[str, Any]) -> None:
         if PASSAGES not in meta["files"]:
             return
-        keys_path = self.directory / PASSAGE_KEYS
-        if not keys_path.is_file() or sha256_file(keys_path) != meta["files"].get(PASSAGE_KEYS):
-            raise StatuteError(keys_path, None, "does not match the sha256 recorded in the vector cache; "
-                               "delete the directory to rebuild")
-        keys = json.loads(keys_path.read_text(encoding="utf-8"))
-        vectors = self._load(PASSAGES, meta)
-        if not isinstance(keys, list) or len(keys) != vectors.shape[0] or len(set(keys)) != len(keys):
-            raise StatuteError(keys_path, None, "passage keys do not match the passage vectors; "
-                               "delete the directory to rebuild")
+        keys_path = self._verified(PASSAGE_KEYS, meta)
+        try:
+            keys = loads(keys_path.read_bytes().decode("utf-8"))
+        except (OSError, ValueError) as exc:
+            raise StatuteError(keys_path, None, f"unreadable passage keys ({exc}); {self._rebuild}") from None
+        if not isinstance(keys, list) or not all(isinstance(k, str) and _SHA256.fullmatch(k) for k in keys):
+            raise StatuteError(keys_path, None, f"not a list of passage sha256 digests; {self._rebuild}")
+        vectors = self._load(PASSAGES, meta, rows=len(keys))
+        if len(set(keys)) != len(keys):
+            raise StatuteError(keys_path, None, f"a passage key is listed twice; {self._rebuild}")
         self._rows = {k: i for i, k in enumerate(keys)}
         self._passages = vectors
 
     # -- writing --------------------------------------------------------------------------------------------------
     def _save(self, captions_sha256: str | None = None) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        files: dict[str, str] = {}
-        previous = self._read_meta() or {}
-        if captions_sha256 is not None:
-            save_npy_atomic(self.directory / CAPTIONS, self.captions)
-        else:
-            captions_sha256 = previous.get("captions_texts_sha256")
-        files[CAPTIONS] = sha256_file(self.directory / CAPTIONS)
-        if self._rows:
-            save_npy_atomic(self.directory / PASSAGES, self._passages)
-            write_json_atomic(self.directory / PASSAGE_KEYS, list(self._rows))
-            files[PASSAGES] = sha256_file(self.directory / PASSAGES)
-            files[PASSAGE_KEYS] = sha256_file(self.directory / PASSAGE_KEYS)
-        # The meta file last: files written before it and not named in it are never read.
-        write_json_atomic(self.directory / META, {"key": self._key, "captions_texts_sha256": captions_sha256,
-                                                  "files": files})
+        with self._locked(shared=False):
+            files: dict[str, str] = {}
+            previous = self._read_meta() or {}
+            if captions_sha256 is not None:
+                save_npy_atomic(self.directory / CAPTIONS, self.captions)
+            else:
+                captions_sha256 = previous.get("captions_texts_sha256")
+            files[CAPTIONS] = sha256_file(self.directory / CAPTIONS)
+            if self._rows:
+                save_npy_atomic(self.directory / PASSAGES, self._passages)
+                write_json_atomic(self.directory / PASSAGE_KEYS, list(self._rows))
+                files[PASSAGES] = sha256_file(self.directory / PASSAGES)
+                files[PASSAGE_KEYS] = sha256_file(self.directory / PASSAGE_KEYS)
+            # The meta file last: files written before it and not named in it are never read.
+            write_json_atomic(self.directory / META, {"key": self._key, "captions_texts_sha256": captions_sha256,
+                                                      "files": files})
 
     def passages(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of `texts` (rows in order), encoding and caching the ones not seen before."""
