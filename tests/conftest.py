@@ -12,7 +12,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # MKL's kernels may round by a buffer's alignment (an Intel Xeon's did: fine-tuning side by side and alone, or a
 # passage encoded in two batch shapes, parted by ~1e-7, 1e-4 after an epoch); strict mode rounds alike every time.
-# Set before torch loads MKL; lanes and Ray workers started by the tests inherit it.
+# `import citator` sets it too; set here before any fixture can load torch. Lanes and Ray workers inherit it.
 os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 

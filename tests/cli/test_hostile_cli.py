@@ -202,6 +202,14 @@ def _with(argv: list[str], root: Path, name: str, data: bytes) -> list[str]:
     return argv
 
 
+def _linked_manifest(root: Path) -> Path:
+    """An index folder whose manifest.json is a symbolic link: a build ends by replacing it, so it is refused first."""
+    index = root / "index"
+    index.mkdir()
+    (index / "manifest.json").symlink_to(_place(root, "elsewhere.json", b"{}"))
+    return index
+
+
 SUBPROCESS_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
     "eval --baseline 1": (lambda r: _eval_args(r) + ["--baseline", "1"], "ConfigError: --baseline must be a finite"),
     "eval --baseline nan": (lambda r: _eval_args(r) + ["--baseline", "nan"], "ConfigError: --baseline must be a finite"),
@@ -219,6 +227,12 @@ SUBPROCESS_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
                                        "FILE is a file, not a directory"),
     "build --index-dir /dev/null": (lambda r: ["build", "--corpus", str(SAMPLES / "corpus.jsonl"), "--index-dir",
                                                "/dev/null", "--no-serve"], "/dev/null: is not a directory"),
+    "build over a symlinked manifest": (lambda r: ["build", "--corpus", str(SAMPLES / "corpus.jsonl"), "--index-dir",
+                                                   str(_linked_manifest(r)), "--no-serve"],
+                                        "manifest.json: is a symbolic link"),
+    "sharded build over a symlinked manifest": (lambda r: ["build", "--corpus", str(SAMPLES / "corpus.jsonl"),
+                                                           "--index-dir", str(_linked_manifest(r)), "--no-serve",
+                                                           "--shards", "3"], "manifest.json: is a symbolic link"),
     "rerank --out FILE": (lambda r: ["rerank", "--pool", "p", "--qrels", "q", "--model", "m", "--strategy", "bm25",
                                      "--out", str(_place(r, "FILE", b"x"))], "FILE: is a file, not a directory"),
 }

@@ -19,6 +19,7 @@ from citator.data.records import ResultLine
 from citator.errors import CitatorError, ConfigError, IndexDirError, ResultsError
 from citator.stance.retrieve.model import StanceModel
 from citator.stance.retrieve.config import RetrievalConfig
+from citator.stance.retrieve.index_files import load_doc_ids, verify_digests
 from citator.stance.retrieve.manifest import MANIFEST, Manifest, read_manifest
 from citator.stance.retrieve.service_protocol import PID_NAME, READY_NAME, search_via_service, service_dir
 
@@ -149,7 +150,9 @@ def search(index_dir: Path, queries_path: Path, k: int = 10, use_server: bool = 
     wait = max(2.0, SERVER_WAIT_SECONDS - (time.monotonic() - started))
     results, how = (search_via_service(index_dir, manifest.fingerprint, queries, k, timeout=wait) if use_server
                     else (None, "--no-server"))
-    doc_ids = set(json.loads(manifest.path(index_dir, "doc_ids.json").read_text(encoding="utf-8")))
+    # The ids every answer is checked against: the file as built (its sha256), read with every check.
+    verify_digests(index_dir / manifest.data_dir, {"doc_ids.json": manifest.files["doc_ids.json"]})
+    doc_ids = set(load_doc_ids(manifest.path(index_dir, "doc_ids.json"), manifest.n_docs))
     problems = validate_results(results, doc_ids, queries, k) if results is not None else []
     if problems:
         # A server answer that breaks the output rules is no answer: the batch is searched here instead.

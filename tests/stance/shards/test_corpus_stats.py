@@ -59,10 +59,23 @@ def test_a_documents_vector_does_not_depend_on_its_batch(minilm_dir: Path) -> No
     together = encoder.encode_documents(passages)
     split = np.concatenate([encoder.encode_documents(passages[:37]), encoder.encode_documents(passages[37:])])
     alone = np.stack([encoder.encode_documents([p])[0] for p in passages[::9]])
-    # Equal to the bit under the tests' MKL_CBWR=AUTO,STRICT (conftest.py); a user's Intel CPU without it may round
-    # by a buffer's alignment (1.3e-7 measured on a Xeon), far inside the 1e-5 of parity.
+    # Equal to the bit under MKL_CBWR=AUTO,STRICT, which `import citator` sets; without it an Intel CPU may round by
+    # a buffer's alignment (1.3e-7 measured on a Xeon), and float16 storage can turn that into a 3e-5 step.
     assert float(np.abs(together - split).max()) <= 1e-6
     assert float(np.abs(together[::9] - alone).max()) <= 1e-6
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "AUTO,STRICT"), ("COMPATIBLE", "COMPATIBLE")])
+def test_citator_asks_mkl_to_round_alike_unless_told_otherwise(given: str | None, expected: str) -> None:
+    """Users get the strict rounding the parity tests run under, before anything loads torch; their own choice stands."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "MKL_CBWR"} | ({"MKL_CBWR": given} if given else {})
+    out = subprocess.run([sys.executable, "-c", "import os, citator; print(os.environ['MKL_CBWR'])"], env=env,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == expected
 
 
 @pytest.mark.slow

@@ -18,10 +18,12 @@ from citator.errors import ConfigError, IndexDirError, PropositionError
 from citator.stance.retrieve.model import StanceModel
 from citator.stance.retrieve.config import RetrievalConfig
 from citator.stance.retrieve.index_dir import build_index
+from citator.stance.retrieve.index_files import file_entry
 from citator.stance.retrieve.manifest import MANIFEST, read_manifest
 from citator.stance.retrieve.searcher import StanceSearcher
 from citator.stance.shards.build import build_sharded
 from citator.stance.shards.search import ShardedSearcher, open_searcher
+from citator.stance.workload import search
 
 
 def assert_same_answers(one: list[ResultLine], sharded: list[ResultLine]) -> None:
@@ -106,7 +108,7 @@ def test_build_refuses_what_shards_cannot_fuse(small_stance_set: dict[str, Path]
 
 
 def test_cli_asks_for_shards_with_ray(small_stance_set: dict[str, Path], tmp_path: Path,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+                                      capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     from citator.cli.main import main
 
     assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(tmp_path / "x"),
@@ -119,10 +121,20 @@ def test_cli_asks_for_shards_with_ray(small_stance_set: dict[str, Path], tmp_pat
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--ray 127.0.0.1:9" in err[0], err
     assert not (tmp_path / "y" / MANIFEST).exists()
+    # A search finds that address in the environment, and names it as the user gave it.
+    assert main(["build", "--corpus", str(small_stance_set["corpus"]), "--index-dir", str(tmp_path / "y"),
+                 "--shards", "2", "--no-serve"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("CITATOR_RAY", "127.0.0.1:9")
+    assert main(["search", "--index-dir", str(tmp_path / "y"), "--queries", str(small_stance_set["queries"]),
+                 "--output", str(tmp_path / "out.jsonl"), "--no-server"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "$CITATOR_RAY=127.0.0.1:9" in err[0], err
 
 
 @pytest.mark.slow
-def test_a_damaged_shard_table_is_refused(sharded_index: Path, tmp_path: Path) -> None:
+def test_a_damaged_shard_table_is_refused(sharded_index: Path, small_stance_set: dict[str, Path],
+                                          tmp_path: Path) -> None:
     copy = tmp_path / "index"
     shutil.copytree(sharded_index, copy)
     obj = json.loads((copy / MANIFEST).read_text())
@@ -131,6 +143,8 @@ def test_a_damaged_shard_table_is_refused(sharded_index: Path, tmp_path: Path) -
         "outside": lambda o: o["shards"][0].update(name="../elsewhere"),
         "short": lambda o: o["shards"].pop(),
         "not a list": lambda o: o.update(shards={"a": 1}),
+        "an empty list": lambda o: o.update(shards=[]),
+        "absolute": lambda o: o["shards"][0].update(name="/etc"),
         "bad count": lambda o: o["shards"][2].update(n_docs=-1),
         "named twice": lambda o: o["shards"][2].update(name=o["shards"][1]["name"]),
         # Two shards of equal size trade places: each holds other documents than the manifest says.
@@ -142,6 +156,37 @@ def test_a_damaged_shard_table_is_refused(sharded_index: Path, tmp_path: Path) -
         (copy / MANIFEST).write_text(json.dumps(broken))
         with pytest.raises(IndexDirError, match="rebuild"):
             ShardedSearcher(copy)
+    # A count no integer holds is a corrupt manifest, not a crash.
+    (copy / MANIFEST).write_text(json.dumps(obj).replace('"n_docs": 40', '"n_docs": 1e400'))
+    with pytest.raises(IndexDirError, match="corrupt manifest"):
+        ShardedSearcher(copy)
+    # What is read before its digest is checked must be in the file table, which then vouches for it.
+    for name in ("doc_ids.json", f"{obj['shards'][1]['name']}/{MANIFEST}"):
+        unlisted = json.loads(json.dumps(obj))
+        del unlisted["files"][name]
+        (copy / MANIFEST).write_text(json.dumps(unlisted))
+        with pytest.raises(IndexDirError, match=f"does not list {name}"):
+            ShardedSearcher(copy)
+    # A shard built with other settings, its entry in the file table made to match: refused, not fused.
+    shard_manifest = copy / obj["data_dir"] / obj["shards"][1]["name"] / MANIFEST
+    original = shard_manifest.read_bytes()
+    edited = json.loads(original)
+    edited["config"]["weights"] = {"bm25": 1.0, "bm25_maxp": 0.0, "dense": 0.0}
+    shard_manifest.write_text(json.dumps(edited))
+    resealed = json.loads(json.dumps(obj))
+    resealed["files"][f"{obj['shards'][1]['name']}/{MANIFEST}"] = file_entry(shard_manifest)
+    (copy / MANIFEST).write_text(json.dumps(resealed))
+    with pytest.raises(IndexDirError, match="shard stance/shards/001 was built with another"):
+        ShardedSearcher(copy)
+    shard_manifest.write_bytes(original)
+    # The ids run.sh checks every answer against are read only as built.
+    (copy / MANIFEST).write_text(json.dumps(obj))
+    ids = copy / obj["data_dir"] / "doc_ids.json"
+    kept = ids.read_bytes()
+    ids.write_bytes(b"{" + kept[1:])
+    with pytest.raises(IndexDirError, match="doc_ids.json: content differs"):
+        search(copy, small_stance_set["queries"], use_server=False)
+    ids.write_bytes(kept)
     # A shard's own files are checked when it is loaded, as one index's are.
     (copy / MANIFEST).write_text(json.dumps(obj))
     shard = copy / obj["data_dir"] / obj["shards"][1]["name"]

@@ -22,7 +22,7 @@ import numpy as np
 
 import citator
 from citator.data import read_corpus, write_json_atomic
-from citator.data.atomic import open_append, output_dir
+from citator.data.atomic import check_output, open_append, output_dir
 from citator.data.hashing import sha256_file, sha256_text
 from citator.errors import CorpusError, IndexDirError
 from citator.data.records import Document
@@ -148,6 +148,7 @@ def prepare_build(corpus_path: Path, index_dir: Path, encoder_path: Path | None,
     from citator.models.load import default_encoder_path, load_encoder
 
     output_dir(index_dir, make=False)  # a file, a device or a path under a file: refused before any work
+    check_output(index_dir / MANIFEST)  # and the manifest the build ends by replacing (a symlink, a directory)
     docs: list[Document] = []
     if read_docs:
         docs = read_corpus(corpus_path, lenient=True)

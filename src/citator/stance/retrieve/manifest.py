@@ -85,8 +85,9 @@ def _text(value: Any, field_name: str) -> str:
 
 
 def _shards(value: Any) -> tuple[ShardRef, ...]:
-    if not isinstance(value, list):
-        raise TypeError(f"shards is {type(value).__name__}, not a list")
+    if not isinstance(value, list) or value == []:
+        raise TypeError(f"shards is {value!r}, not a list of shards" if isinstance(value, list)
+                        else f"shards is {type(value).__name__}, not a list")
     refs = []
     for entry in value:
         if not isinstance(entry, dict) or set(entry) != {"name", "start", "n_docs", "n_passages"}:
@@ -105,7 +106,9 @@ def _check_shards(manifest: Manifest, path: Path) -> None:
         raise IndexDirError(f"{path}: a shard is named twice; rebuild with build.sh")
     for ref in manifest.shards:
         parts = Path(ref.name).parts
-        if Path(ref.name).is_absolute() or ".." in parts or not parts or ref.start != start or ref.n_docs < 1:
+        if Path(ref.name).is_absolute() or ".." in parts or not parts:
+            raise IndexDirError(f"{path}: shard {ref.name!r} is not a folder inside the index; rebuild with build.sh")
+        if ref.start != start or ref.n_docs < 1:
             raise IndexDirError(f"{path}: shard {ref.name!r} is not the next part of the corpus; rebuild with build.sh")
         start, passages = start + ref.n_docs, passages + ref.n_passages
     if (start, passages) != (manifest.n_docs, manifest.n_passages):
@@ -135,9 +138,10 @@ def read_manifest(index_dir: Path) -> Manifest:
             artifacts_sha256=(obj.get("artifacts") or {}).get("manifest_sha256"),
             encoder_sha256=_text(obj["encoder"]["sha256"], "encoder.sha256"),
             passage_rules=_text(obj["passage_rules"], "passage_rules"), files=check_recorded(obj.get("files"), path),
-            shards=_shards(obj.get("shards", [])),
+            shards=_shards(obj["shards"]) if "shards" in obj else (),
         )
-    except (KeyError, TypeError, ValueError, AttributeError, RecursionError, OSError, ConfigError) as exc:
+    except (KeyError, TypeError, ValueError, ArithmeticError, AttributeError, RecursionError, OSError,
+            ConfigError) as exc:  # ArithmeticError: a count such as 1e400, which int() cannot take
         raise IndexDirError(f"{path}: corrupt manifest ({type(exc).__name__}: {exc}); rebuild with build.sh") from None
     if manifest.citator_version != citator.__version__:
         raise IndexDirError(f"{path}: built by citator {manifest.citator_version!r}, this is citator "
@@ -148,15 +152,21 @@ def read_manifest(index_dir: Path) -> Manifest:
                             "documents and their passages; rebuild with build.sh")
     if Path(manifest.data_dir).name != manifest.data_dir or manifest.data_dir in ("", ".", ".."):
         raise IndexDirError(f"{path}: data_dir {manifest.data_dir!r} is not a folder of the index; rebuild with build.sh")
-    parts = ["doc_ids.json", "passage_starts.npy", "dense.npy", "lexical_doc", "lexical_passage", DOCUMENTS,
-             DOCUMENT_OFFSETS]
+    files = ["doc_ids.json", "passage_starts.npy", "dense.npy", DOCUMENTS, DOCUMENT_OFFSETS]
+    folders = ["lexical_doc", "lexical_passage"]
     if manifest.shards:
         _check_shards(manifest, path)
-        parts = ["doc_ids.json", *(f"{ref.name}/{MANIFEST}" for ref in manifest.shards)]
+        files, folders = ["doc_ids.json", *(f"{ref.name}/{MANIFEST}" for ref in manifest.shards)], []
     elif manifest.artifacts_path is not None:
-        parts += ["memory", "memory_links.npy", "lexical_expanded", FINETUNED_ENCODER]
-    for name in parts:
+        files.append("memory_links.npy")
+        folders += ["memory", "lexical_expanded", FINETUNED_ENCODER]
+    for name in [*files, *folders]:
         if not manifest.path(index_dir, name).exists():
             raise IndexDirError(f"{index_dir}: {name} is missing; the index is incomplete, rebuild with build.sh")
+    # What is read before any digest check (the ids run.sh validates against, each shard's manifest) is trusted
+    # only through the file table, so the table must name it.
+    for name in files:
+        if name not in manifest.files:
+            raise IndexDirError(f"{path}: the file table does not list {name}; rebuild with build.sh")
     verify_sizes(index_dir / manifest.data_dir, manifest.files)
     return manifest

@@ -61,6 +61,13 @@ class ShardCandidates:
     values: CandidateValues | None
 
 
+def built_for(manifest: Manifest) -> list[Any]:
+    """What every shard of an index shares with the index's own manifest: the corpus, the encoder, the settings,
+    the passage rules and the artifacts it was built with."""
+    return [manifest.corpus_sha256, manifest.encoder_id, manifest.encoder_sha256, manifest.config.to_json(),
+            manifest.passage_rules, manifest.artifacts_sha256]
+
+
 class ShardWorker:
     """One shard, loaded from its index directory: its signals for a batch, its best candidates, and what it can
     say of the documents it holds (a brief's evidence)."""
@@ -74,7 +81,7 @@ class ShardWorker:
         s = self.searcher
         return {"names": s.needed_signals(), "learned": s.uses_ranker, "late": s.uses_late_interaction,
                 "n_docs": len(s.doc_ids), "n_passages": s.manifest.n_passages, "first": s.doc_ids[0],
-                "last": s.doc_ids[-1], "pid": os.getpid()}
+                "last": s.doc_ids[-1], "pid": os.getpid(), "built_for": built_for(s.manifest)}
 
     def use_numba(self) -> None:
         self.searcher.use_numba()
@@ -195,8 +202,13 @@ class ShardedSearcher:
         self.ranker = load_ranker(first.path(first_dir, "ranker.json")) if self.learned else None
 
     def _check_shards(self, described: Sequence[dict[str, Any]]) -> None:
-        """Each shard holds the documents the manifest says it holds, in the corpus's order."""
+        """Each shard holds the documents the manifest says it holds, in the corpus's order, and was built for the
+        same corpus, encoder, settings and artifacts as the index."""
+        expected = built_for(self.manifest)
         for ref, info in zip(self.manifest.shards, described):
+            if info["built_for"] != expected:
+                raise IndexDirError(f"{self.index_dir}: shard {ref.name} was built with another corpus, encoder, "
+                                    "settings or artifacts than the index; rebuild with build.sh")
             ids = self.doc_ids[ref.start:ref.start + ref.n_docs]
             if (info["n_docs"], info["n_passages"], info["first"], info["last"]) != (ref.n_docs, ref.n_passages,
                                                                                    ids[0], ids[-1]):

@@ -127,7 +127,7 @@ def connect(address: str) -> None:
         ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=False,
                  configure_logging=False)
     except Exception as exc:  # noqa: BLE001 - whatever Ray raises, the user gets one line
-        raise ConfigError(f"--ray {address}: cannot join a Ray cluster ({_first_line(exc)})") from None
+        raise ConfigError(f"{_named(address)}: cannot join a Ray cluster ({_first_line(exc)})") from None
 
 
 def _private_dir(path: Path) -> str:
@@ -149,8 +149,13 @@ def _reachable(address: str, timeout: float = 5.0) -> None:
     try:
         socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout).close()
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"--ray {address}: no Ray cluster answers there ({type(exc).__name__}: {exc}); give "
+        raise ConfigError(f"{_named(address)}: no Ray cluster answers there ({type(exc).__name__}: {exc}); give "
                           "'local', 'auto' or a cluster's HOST:PORT") from None
+
+
+def _named(address: str) -> str:
+    """How the user gave `address`: the option, or the environment variable when that is where it came from."""
+    return f"${RAY_ENV}={address}" if os.environ.get(RAY_ENV) == address else f"--ray {address}"
 
 
 def ray_address(given: str | None) -> str | None:
