@@ -202,6 +202,14 @@ def _with(argv: list[str], root: Path, name: str, data: bytes) -> list[str]:
     return argv
 
 
+def _model_dir(root: Path, config: bytes) -> Path:
+    """A folder given as a model: its config.json holds `config` and there are no weights."""
+    model = root / "model"
+    model.mkdir()
+    (model / "config.json").write_bytes(config)
+    return model
+
+
 def _linked_manifest(root: Path) -> Path:
     """An index folder whose manifest.json is a symbolic link: a build ends by replacing it, so it is refused first."""
     index = root / "index"
@@ -233,6 +241,19 @@ SUBPROCESS_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
     "sharded build over a symlinked manifest": (lambda r: ["build", "--corpus", str(SAMPLES / "corpus.jsonl"),
                                                            "--index-dir", str(_linked_manifest(r)), "--no-serve",
                                                            "--shards", "3"], "manifest.json: is a symbolic link"),
+    "build --model whose config.json is not JSON": (
+        lambda r: ["build", "--corpus", str(SAMPLES / "corpus.jsonl"), "--index-dir", str(r / "index"), "--no-serve",
+                   "--model", str(_model_dir(r, b"[" * 100_000))], "config.json: not valid JSON (nested too deeply"),
+    "build --model whose config.json is a list": (
+        lambda r: ["build", "--corpus", str(SAMPLES / "corpus.jsonl"), "--index-dir", str(r / "index"), "--no-serve",
+                   "--model", str(_model_dir(r, b"[]"))], "config.json: a JSON list, not an object"),
+    "build --model without weights": (
+        lambda r: ["build", "--corpus", str(SAMPLES / "corpus.jsonl"), "--index-dir", str(r / "index"), "--no-serve",
+                   "--model", str(_model_dir(r, b'{"model_type": "bert"}'))], "not a model citator can load"),
+    "bench statutes --model without weights": (
+        lambda r: ["bench", "statutes", "--corpus", str(STATUTES / "nrs_sections.jsonl"), "--suite",
+                   str(STATUTES / "nrs_suite.jsonl"), "--out", str(r / "run"), "--provider", "embedding",
+                   "--model", str(_model_dir(r, b'{"model_type": "bert"}'))], "not a model citator can load"),
     "rerank --out FILE": (lambda r: ["rerank", "--pool", "p", "--qrels", "q", "--model", "m", "--strategy", "bm25",
                                      "--out", str(_place(r, "FILE", b"x"))], "FILE: is a file, not a directory"),
 }

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from citator.errors import ConfigError
+from citator.models.directory import loading, read_config
 from citator.models.encoder import Encoder
 
 
@@ -19,17 +18,15 @@ def default_encoder_path() -> Path:
 def load_encoder(path: str | Path | None = None, device: str | None = None) -> Encoder:
     """Load an encoder from a local directory: Qwen3 directories get the Qwen3 backend, others mean/CLS pooling."""
     model_dir = Path(path) if path is not None else default_encoder_path()
-    config_file = model_dir / "config.json"
-    if not config_file.is_file():
-        raise ConfigError(f"{model_dir}: not a model directory (no config.json); give a local model path")
-    model_type = json.loads(config_file.read_text(encoding="utf-8")).get("model_type")
-    if model_type == "qwen3":
-        from citator.models.qwen3_encoder import Qwen3Encoder
+    model_type = read_config(model_dir).get("model_type")
+    with loading(model_dir):
+        if model_type == "qwen3":
+            from citator.models.qwen3_encoder import Qwen3Encoder
 
-        return Qwen3Encoder(model_dir, device=device)
-    from citator.models.transformer_encoder import TransformerEncoder
+            return Qwen3Encoder(model_dir, device=device)
+        from citator.models.transformer_encoder import TransformerEncoder
 
-    return TransformerEncoder(model_dir, device=device)
+        return TransformerEncoder(model_dir, device=device)
 
 
 def load_query_encoder(path: str | Path | None = None, cold: bool = False, graph: Path | None = None) -> Encoder:
@@ -43,7 +40,8 @@ def load_query_encoder(path: str | Path | None = None, cold: bool = False, graph
     if runs_graph(model_dir, cold, graph):
         from citator.models import onnx_encoder
 
-        return onnx_encoder.OnnxEncoder(model_dir, graph)  # type: ignore[arg-type]
+        with loading(model_dir):
+            return onnx_encoder.OnnxEncoder(model_dir, graph)  # type: ignore[arg-type]
     return load_encoder(model_dir)
 
 

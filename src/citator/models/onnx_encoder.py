@@ -10,7 +10,6 @@ Building an index keeps the torch backend (GPU, long documents).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +18,7 @@ import numpy as np
 
 from citator.errors import ConfigError
 from citator.models.content_tokens import content_vocabulary
+from citator.models.directory import read_config
 from citator.models.encoder import (QUERY_BATCH, Encoder, TokenStates, encode_each_once, pad_token_states,
                                     width_batches)
 from citator.models.transformer_encoder import read_pooling, read_query_prefixes
@@ -42,11 +42,12 @@ def supports(model_dir: Path) -> bool:
     """True for an encoder directory this backend runs exactly: a BERT-family model with mean or CLS pooling and a
     tokenizer.json (the fast tokenizer onnxruntime's caller needs without transformers)."""
     try:
-        cfg = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        cfg = read_config(model_dir)
+        pooling = read_pooling(model_dir)[0]
+    except ConfigError:
         return False
     return (cfg.get("model_type") in SUPPORTED_TYPES and (model_dir / "tokenizer.json").is_file()
-            and read_pooling(model_dir)[0] in ("mean", "cls"))
+            and pooling in ("mean", "cls"))
 
 
 def export_onnx(model_dir: Path, out: Path) -> None:
@@ -89,7 +90,7 @@ class OnnxEncoder(Encoder):
         model_dir = Path(model_dir)
         if not supports(model_dir):
             raise ConfigError(f"{model_dir}: not an encoder directory the onnx backend can run")
-        cfg = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+        cfg = read_config(model_dir)
         self.pooling, st_max = read_pooling(model_dir)
         self.max_length = min(max_length or st_max or 512, int(cfg.get("max_position_embeddings", 512)))
         self.model_id = f"{cfg['model_type']}:{model_dir.name}"

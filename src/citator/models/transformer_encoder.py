@@ -6,13 +6,13 @@ sentence-transformers, whose import alone costs seconds that run.sh cannot spare
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from citator.models.content_tokens import content_vocabulary
+from citator.models.directory import read_config
 from citator.models.encoder import (QUERY_BATCH, Encoder, TokenStates, encode_each_once, pad_token_states,
                                     width_batches)
 
@@ -24,7 +24,7 @@ def read_pooling(model_dir: Path) -> tuple[str, int | None]:
     mode = "mean"
     pooling = model_dir / "1_Pooling" / "config.json"
     if pooling.is_file():
-        cfg = json.loads(pooling.read_text(encoding="utf-8"))
+        cfg = read_config(model_dir / "1_Pooling")
         if cfg.get("pooling_mode_cls_token"):
             mode = "cls"
         elif cfg.get("pooling_mode_lasttoken"):
@@ -32,14 +32,14 @@ def read_pooling(model_dir: Path) -> tuple[str, int | None]:
     max_len = None
     st = model_dir / "sentence_bert_config.json"
     if st.is_file():
-        max_len = json.loads(st.read_text(encoding="utf-8")).get("max_seq_length")
+        max_len = read_config(model_dir, "sentence_bert_config.json").get("max_seq_length")
     return mode, max_len
 
 
 def read_query_prefixes(model_dir: Path) -> dict[str, str]:
     """Per-stance query prefixes a fine-tuned directory carries (written by `citator train`); none otherwise."""
     extra = model_dir / QUERY_FORMAT_FILE
-    return json.loads(extra.read_text(encoding="utf-8"))["query_prefixes"] if extra.is_file() else {}
+    return read_config(model_dir, QUERY_FORMAT_FILE)["query_prefixes"] if extra.is_file() else {}
 
 
 class TransformerEncoder(Encoder):

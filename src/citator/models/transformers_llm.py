@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from citator.errors import ConfigError
+from citator.models.directory import loading, read_config
 from citator.models.llm import Generation, LLMBackend, Message
 
 
@@ -21,18 +21,18 @@ class TransformersLLM(LLMBackend):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         path = Path(model_dir)
-        if not (path / "config.json").is_file():
-            raise ConfigError(f"{path}: not a model directory (no config.json); give a local model path")
+        read_config(path)
         if attention not in ("sdpa", "eager"):
             raise ConfigError(f'attention must be "sdpa" or "eager", got {attention!r}')
         if cpu_threads is not None:
             torch.set_num_threads(cpu_threads)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
-        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        self.model = AutoModelForCausalLM.from_pretrained(
-            path, local_files_only=True, dtype=dtype, attn_implementation=attention
-        ).to(self.device)
+        with loading(path):
+            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            self.model = AutoModelForCausalLM.from_pretrained(
+                path, local_files_only=True, dtype=dtype, attn_implementation=attention
+            ).to(self.device)
         self.model.eval()
         self.model_id = _model_id(path)
 
@@ -86,5 +86,4 @@ class TransformersLLM(LLMBackend):
 
 
 def _model_id(path: Path) -> str:
-    config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-    return f"{path.name}:{config.get('model_type', 'unknown')}"
+    return f"{path.name}:{read_config(path).get('model_type', 'unknown')}"

@@ -39,6 +39,7 @@ from citator.stance.learn.pairs import QUERY_PREFIXES, query_examples
 from citator.stance.learn.passage_cache import BasePassages, base_passages, work_dir
 from citator.stance.learn.ranker_fit import fit_lambdamart, fit_linear_ranker
 from citator.data.hashing import sha256_file, sha256_text
+from citator.data.jsonl import loads
 from citator.stance.retrieve import contrast
 from citator.stance.retrieve.config import RetrievalConfig
 from citator.stance.retrieve.doc_embedding import base_document_vectors, save_deltas
@@ -691,7 +692,7 @@ def _mark_incomplete(path: Path) -> None:
     if not path.is_file():
         return
     try:
-        old = json.loads(path.read_text(encoding="utf-8"))
+        old = loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         old = None
     write_json_atomic(path, {**old, "complete": False} if isinstance(old, dict) else {"complete": False})
@@ -705,7 +706,7 @@ def _finished_encoder(encoder_dir: Path, stamp: dict[str, Any]) -> dict[str, flo
     """The stats of a fine-tuned encoder finished from these exact inputs and settings, else None."""
     path = encoder_dir / FINETUNE_STAMP
     try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
+        saved = loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(saved, dict) or {k: saved.get(k) for k in stamp} != json.loads(json.dumps(stamp)):

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from citator.data.records import Document
+from citator.data.jsonl import loads
 from citator.errors import IndexDirError
 from citator.stance.retrieve.manifest import DOCUMENT_OFFSETS, DOCUMENTS
 
@@ -50,7 +51,7 @@ class DocumentStore:
             handle.seek(start)
             raw = handle.read(end - start)
         try:
-            obj = json.loads(raw)
+            obj = loads(raw)
             doc = Document(obj.pop("doc_id"), obj.pop("title"), obj.pop("text"), obj)
         except (ValueError, KeyError, AttributeError, TypeError) as exc:
             raise IndexDirError(f"{self.path}: document {position} unreadable ({exc}); rebuild the index") from None

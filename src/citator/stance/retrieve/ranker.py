@@ -6,7 +6,6 @@ Two kinds share one file format (`ranker.json`, with a "kind"): a linear (logist
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -17,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from citator.data.atomic import write_json_atomic
+from citator.data.jsonl import loads
 from citator.models.encoder import TokenStates
 from citator.engines.fusion import Bounds, best_n, interpolate, normalise, top_k, topn_bounds
 from citator.stance.retrieve.late_interaction import DEPTH as LATE_DEPTH, SIGNAL as LATE_SIGNAL, TokenStore, maxsim
@@ -196,7 +196,7 @@ class LinearRanker:
 
     @classmethod
     def load(cls, path: Path) -> LinearRanker:
-        return cls._from_json(json.loads(path.read_text(encoding="utf-8")))
+        return cls._from_json(loads(path.read_text(encoding="utf-8")))
 
     @classmethod
     def _from_json(cls, obj: dict) -> LinearRanker:  # type: ignore[type-arg]
@@ -255,7 +255,7 @@ def load_ranker(path: Path) -> Ranker:
     from citator.errors import ConfigError
 
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        obj = loads(path.read_text(encoding="utf-8"))
         kind = obj.get("kind", "linear")
         if kind == "linear":
             return LinearRanker._from_json(obj)

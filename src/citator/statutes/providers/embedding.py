@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from citator.errors import ProviderError
+from citator.models.directory import loading, read_config
 from citator.models.fingerprint import model_fingerprint
 from citator.statutes.providers.base import SimilarityProvider
 
@@ -31,10 +31,10 @@ class EmbeddingProvider(SimilarityProvider):
         if not path.is_dir():
             raise ProviderError(f"{path}: embedding model directory not found")
         self.model_dir = path
-        self._model = SentenceTransformer(str(path), device="cpu")
+        kind = read_config(path).get("model_type", "unknown")
+        with loading(path):
+            self._model = SentenceTransformer(str(path), device="cpu")
         self.batch_size = batch_size
-        config = path / "config.json"
-        kind = json.loads(config.read_text(encoding="utf-8")).get("model_type", "unknown") if config.is_file() else "unknown"
         self.model = f"{path.parent.name}/{path.name}:{kind}"
         self.version = f"sha256:{model_fingerprint(path)[:16]}"
 
