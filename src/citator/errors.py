@@ -90,6 +90,14 @@ class LabelStoreError(CitatorError):
     """The SQLite label store is unusable or a request to it breaks its rules."""
 
 
+class NoReviewItem(LabelStoreError):
+    """A label names a review item the store does not hold."""
+
+
+class LabelStoreBusy(LabelStoreError):
+    """Another writer held the label store past the wait: nothing was written; trying again may succeed."""
+
+
 class StatuteError(DataError):
     """A statute sections file is malformed (statute benchmark)."""
 

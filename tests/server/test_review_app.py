@@ -144,3 +144,36 @@ def test_serve_binds_to_loopback_by_default() -> None:
 
     args = build_parser().parse_args(["review", "serve", "--db", "labels.sqlite", "--port", "9999"])
     assert (args.host, args.port) == ("127.0.0.1", 9999)
+
+
+def test_a_busy_store_unknown_items_and_control_characters(review_server, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+                                                           ) -> None:
+    """Another writer holding the store past the wait is a 503 page that saved nothing (not a bare 500); an item the
+    store does not hold is a 404; control characters a note carries are dropped, its text kept."""
+    import sqlite3
+
+    from starlette.testclient import TestClient
+
+    from citator.server.review.app import create_app
+    from citator.statutes.review import store as store_module
+
+    monkeypatch.setattr(store_module, "BUSY_SECONDS", 0.2)
+    client = TestClient(create_app(review_server.db), follow_redirects=False)
+    assert client.post("/login", data={"token": review_server.token, "csrf_token": _csrf(client)}).status_code == 303
+    key = _item_keys(client)[1]
+    form = {**_grade_form(client, key), "action": "draft", "csrf_token": _csrf(client, "/queue")}
+    other = sqlite3.connect(review_server.db, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        busy = client.post(f"/items/{key}", data={**form, "note": "busy"})
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert busy.status_code == 503 and busy.headers["retry-after"] == "10" and "busy" in busy.text
+    assert "<title>Service Unavailable" in busy.text
+    with LabelStore(review_server.db) as store:
+        assert all(lab.note != "busy" for lab in store.labels())
+    assert client.post("/items/ffff", data=form).status_code == 404
+    assert client.post(f"/items/{key}", data={**form, "note": "a\x00b\x1b[31mc\td\ne"}).status_code == 303
+    with LabelStore(review_server.db) as store:
+        assert "ab[31mc\td\ne" in [lab.note for lab in store.labels()]

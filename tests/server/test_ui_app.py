@@ -91,7 +91,13 @@ def test_bad_requests_get_a_page_with_one_line(client: TestClient, url: str, sta
 
 
 def test_read_only(client: TestClient) -> None:
-    assert client.post("/", data={"q": "law"}).status_code == 405
+    refused = client.post("/", data={"q": "law"})
+    # The 405 names what the path allows, and its page is titled by what happened.
+    assert refused.status_code == 405 and refused.headers["allow"] == "GET, HEAD"
+    assert "<title>Method Not Allowed" in refused.text
+    head = client.head("/?q=law")
+    assert head.status_code == 200 and head.headers["content-type"].startswith("text/html")
+    assert client.head("/document?id=nowhere").status_code == 404
     assert client.get("/openapi.json").status_code == 404 and client.get("/docs").status_code == 404
 
 

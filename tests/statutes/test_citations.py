@@ -19,6 +19,8 @@ from citator.data.statutes import read_sections
         ("Nev. Rev. Stat. § 432B.260", "NV", "432B.260"),
         ("NRS 0.025", "NV", "0.025"),
         ("  nrs 432b.220 ", "NV", "432B.220"),
+        ("NRS 432B.220 .", "NV", "432B.220"),
+        ("D.C. Official Code Ann. § 28:2-201", "DC", "28:2-201"),
         ("D.C. Code § 42-3505.01", "DC", "42-3505.01"),
         ("DC Code 16-1501", "DC", "16-1501"),
         ("§ 22-3211", "DC", "22-3211"),
@@ -32,6 +34,20 @@ def test_every_form_parses(text: str, jurisdiction: str, number: str) -> None:
 @pytest.mark.parametrize("text", ["", "child abuse reporting", "NRS", "NRS 22-3211", "D.C. Code § 432B.220", "§§"])
 def test_non_citations_are_refused(text: str) -> None:
     assert parse_citation(text) is None
+
+
+def test_long_runs_of_space_cost_one_pass() -> None:
+    """A page's question box and a suite's query reach the parser: 20,000 spaces once took it 8 s (two `\\s*` side
+    by side try every split). Here 10^6 characters, and the pattern itself on 200,000: quadratic would run for
+    hours, so the subprocess's limit stops a regression instead of letting it hang the suite."""
+    import subprocess
+    import sys
+
+    code = ("from citator.data.citations import _CITATION, parse_citation\n"
+            "assert parse_citation(' ' * 10**6 + 'x') is None and parse_citation('NRS' + ' ' * 10**6) is None\n"
+            "assert _CITATION.fullmatch('NRS' + ' ' * 200_000 + 'x') is None\n"
+            "assert _CITATION.fullmatch('NRS 432B.220' + ' ' * 200_000 + 'x') is None\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
 @pytest.mark.parametrize(

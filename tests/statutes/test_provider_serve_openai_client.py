@@ -112,3 +112,29 @@ def test_unknown_routes_and_wrong_methods_get_the_envelope(provider_serve: Serve
     assert r.status_code == status
     assert r.json()["error"]["code"] == code
     assert set(r.json()["error"]) == {"message", "type", "param", "code"}
+
+
+_MESSAGES = '"messages": [{"role": "user", "content": "hi"}]'
+
+
+@pytest.mark.parametrize(("body", "content_type", "status", "code"), [
+    (b'{"messages": [{"role": ["user"], "content": "hi"}]}', "application/json", 400, "unsupported_value"),
+    (b'{"messages": [{"role": {"a": 1}, "content": "hi"}]}', "application/json", 400, "unsupported_value"),
+    (b'{"messages": [{"role": "user", "content": "\\ud800 hi"}]}', "application/json", 400, "invalid_value"),
+    (b'{"messages": [{"role": "user", "content": [{"type": "text", "text": "\\udfff"}]}]}', "application/json",
+     400, "invalid_value"),
+    (b'{"stop": "\\ud800", ' + _MESSAGES.encode() + b"}", "application/json", 400, "invalid_value"),
+    (b'{"messages": ' + b"[" * 100_000, "application/json", 400, "invalid_json"),
+    (b'{"messages": "\xff"}', "application/json", 400, "invalid_json"),
+    # A body a browser would send across origins without asking: no page may make the server generate.
+    (b"{" + _MESSAGES.encode() + b"}", "text/plain", 415, "unsupported_media_type"),
+    (b"{" + _MESSAGES.encode() + b"}", "application/x-www-form-urlencoded", 415, "unsupported_media_type"),
+    (b"{" + _MESSAGES.encode() + b"," + b" " * (9 * 1024 * 1024) + b"}", "application/json", 413,
+     "request_too_large"),
+])
+def test_hostile_bodies_get_a_4xx_envelope_not_a_500(provider_serve: Served, body: bytes, content_type: str,
+                                                      status: int, code: str) -> None:
+    r = httpx.post(f"{provider_serve.base_url}/chat/completions", content=body, timeout=60,
+                   headers={"Authorization": f"Bearer {provider_serve.key}", "Content-Type": content_type})
+    assert r.status_code == status, r.text
+    assert r.json()["error"]["code"] == code and set(r.json()["error"]) == {"message", "type", "param", "code"}

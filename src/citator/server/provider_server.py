@@ -16,7 +16,9 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
+from citator.data.jsonl import loads
 from citator.errors import ProviderError
 from citator.statutes.providers.base import api_key_from_env
 from citator.statutes.providers.chat_request import RequestRejected, error_body
@@ -24,6 +26,27 @@ from citator.statutes.providers.local import MAX_TOKENS_CAP, LocalChatModel
 
 # Codes of the envelope for what the routes themselves refuse (OpenAI's names where it has one).
 _STATUS_CODES = {404: "unknown_url", 405: "method_not_allowed"}
+# A request carries at most a context window of text (Qwen3: 32k tokens, some 130 KB); 8 MiB leaves room for any
+# JSON around it while bounding what one request makes the server read and tokenise.
+MAX_BODY_BYTES = 8 * 1024 * 1024
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _body(request: Request) -> bytes:
+    """The request body, refused past MAX_BODY_BYTES before more of it is read."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise _TooLarge
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise _TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _error(status: int, message: str, param: str | None = None, code: str | None = None,
@@ -80,9 +103,18 @@ def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None =
     async def chat(request: Request) -> Any:
         if not _authorised(request):
             return _unauthorised()
+        # A browser may send text/plain across origins without asking first; JSON it must ask for, so a web page
+        # cannot make this server generate for it.
+        if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+            return _error(415, "send the body as JSON (Content-Type: application/json)", None,
+                          "unsupported_media_type")
         try:
-            payload = await request.json()
-        except ValueError:
+            payload = loads((await _body(request)).decode("utf-8"))
+        except _TooLarge:
+            return _error(413, f"the body is over {MAX_BODY_BYTES} bytes", None, "request_too_large")
+        except ClientDisconnect:
+            return _error(400, "the client left before sending the whole body", None, "invalid_json")
+        except ValueError:  # not UTF-8, malformed, or nested too deeply for the parser
             return _error(400, "body is not JSON", None, "invalid_json")
         if not isinstance(payload, dict):
             return _error(400, "body must be a JSON object", None, "invalid_json")

@@ -6,7 +6,10 @@ serves only server-rendered HTML and one stylesheet (no scripts, no JSON, no Ope
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+import sqlite3
+from collections.abc import Iterator, Mapping
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from citator.errors import LabelStoreError
+from citator.errors import LabelStoreBusy, LabelStoreError, NoReviewItem
 from citator.statutes.review.records import GRADE_NAMES, GRADES, LabelRecord, Reviewer, ReviewItem, parse_grade
 from citator.statutes.review.store import LabelStore
 from citator.server.pages import add_security_headers
@@ -25,6 +28,9 @@ from citator.server.review.csrf import CSRF_COOKIE, CSRF_FIELD, csrf_ok, csrf_to
 
 SESSION_COOKIE = "citator_session"
 MAX_NOTE_CHARS = 5000
+# Control characters other than tab and line breaks: invisible in the page, and a terminal reading an export would
+# act on them (ESC). A pasted note keeps its text.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _HEADERS = {
     # No script may run, nothing may be framed, forms only post back here.
     "Content-Security-Policy": "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; "
@@ -61,16 +67,19 @@ def create_app(db_path: str | Path) -> FastAPI:
         finally:
             s.close()
 
-    def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    def page(request: Request, template: str, status: int = 200, headers: Mapping[str, str] | None = None,
+             **context: Any) -> HTMLResponse:
         csrf = csrf_token_for(request)
-        html = _templates.get_template(template).render(csrf_field=CSRF_FIELD, csrf_token=csrf, **context)
-        response = HTMLResponse(html, status_code=status)
+        html = _templates.get_template(template).render(csrf_field=CSRF_FIELD, csrf_token=csrf,
+                                                        title=HTTPStatus(status).phrase, **context)
+        response = HTMLResponse(html, status_code=status, headers=headers)
         if request.cookies.get(CSRF_COOKIE) != csrf:
             response.set_cookie(CSRF_COOKIE, csrf, httponly=True, samesite="strict", path="/")
         return response
 
-    def refuse(request: Request, status: int, message: str, reviewer: Reviewer | None = None) -> HTMLResponse:
-        return page(request, "error.html", status, message=message, reviewer=reviewer, progress=None)
+    def refuse(request: Request, status: int, message: str, reviewer: Reviewer | None = None,
+               headers: Mapping[str, str] | None = None) -> HTMLResponse:
+        return page(request, "error.html", status, headers, message=message, reviewer=reviewer, progress=None)
 
     def signed_in(request: Request, s: LabelStore) -> Reviewer | None:
         return s.reviewer_for_session(request.cookies.get(SESSION_COOKIE, ""))
@@ -79,7 +88,18 @@ def create_app(db_path: str | Path) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
-        return refuse(request, exc.status_code, str(exc.detail))
+        return refuse(request, exc.status_code, str(exc.detail), headers=exc.headers)
+
+    @app.exception_handler(LabelStoreBusy)
+    @app.exception_handler(sqlite3.OperationalError)
+    async def store_busy(request: Request, exc: Exception) -> HTMLResponse:
+        # Another writer (an import, a load) held the store past the 10 s wait: nothing was saved, try again.
+        return refuse(request, 503, "The label store is busy with another writer; nothing was saved. Try again in a "
+                      "moment.", headers={"Retry-After": "10"})
+
+    @app.exception_handler(Exception)
+    async def failure(request: Request, exc: Exception) -> HTMLResponse:
+        return refuse(request, 500, f"This request failed ({type(exc).__name__}); nothing was saved.")
 
     @app.exception_handler(RequestValidationError)
     async def bad_form(request: Request, exc: RequestValidationError) -> HTMLResponse:
@@ -174,8 +194,12 @@ def create_app(db_path: str | Path) -> FastAPI:
         if action not in ("draft", "complete"):
             return refuse(request, 400, "Unknown action.", reviewer)
         try:
-            s.save_label(reviewer, key, section, passage, note.strip(),
+            s.save_label(reviewer, key, section, passage, _CONTROL.sub("", note).strip(),
                          (query_sha256, section_sha256, passage_sha256), complete=action == "complete")
+        except NoReviewItem as exc:
+            return refuse(request, 404, str(exc), reviewer)
+        except LabelStoreBusy:
+            raise
         except LabelStoreError as exc:
             return refuse(request, 409, str(exc), reviewer)
         if action == "draft":

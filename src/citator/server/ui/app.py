@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -61,9 +63,11 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
     app.mount("/static", StaticFiles(packages=[("citator.server.ui", "static")]), name="static")
     app.state.index = index
 
-    def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
-        html = _templates.get_template(template).render(trained=index.trained, statutes=index.statutes, **context)
-        return HTMLResponse(html, status_code=status)
+    def page(template: str, status: int = 200, headers: Mapping[str, str] | None = None, **context: Any
+             ) -> HTMLResponse:
+        html = _templates.get_template(template).render(trained=index.trained, statutes=index.statutes,
+                                                        title=HTTPStatus(status).phrase, **context)
+        return HTMLResponse(html, status_code=status, headers=headers)
 
     async def run(function: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(worker, function, *args)
@@ -72,7 +76,8 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
-        return page("error.html", exc.status_code, message=str(exc.detail), q="")
+        # Its headers too: a 405 says which methods the path allows.
+        return page("error.html", exc.status_code, exc.headers, message=str(exc.detail), q="")
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> HTMLResponse:
@@ -82,7 +87,7 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
     async def failure(request: Request, exc: Exception) -> HTMLResponse:
         return page("error.html", 500, message=f"This request failed ({type(exc).__name__}).", q="")
 
-    @app.get("/", response_class=HTMLResponse)
+    @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
     async def home(q: str = "", k: int = k) -> Response:
         if not q.strip():
             return page("brief.html", q="", columns=None, error=None, k=k)
@@ -102,7 +107,7 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
             return page("brief.html", 400, q=q, columns=None, error=str(exc), k=k)
         return page("brief.html", q=q, proposition=" ".join(q.split()), columns=columns, error=None, k=k)
 
-    @app.get("/document", response_class=HTMLResponse)
+    @app.api_route("/document", methods=["GET", "HEAD"], response_class=HTMLResponse)
     async def document(id: str, p: int = 0, q: str = "", stance: str = "") -> Response:  # noqa: A002
         try:
             doc, span, marks = await run(index.passage_in_place, id, p, q)

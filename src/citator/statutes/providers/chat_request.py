@@ -65,10 +65,20 @@ def _refuse_unless(payload: Mapping[str, Any], name: str, allowed: tuple[Any, ..
         raise RequestRejected(f"{name}={value!r} is not supported: {why}", name, "unsupported_value")
 
 
+def _encodable(text: str, where: str) -> str:
+    """`text`, refused when it holds a lone UTF-16 surrogate (JSON "\\ud800"): no character, no tokenizer takes it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise RequestRejected(f"{where} holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is no "
+                              "character", where) from None
+    return text
+
+
 def _text(content: Any, where: str) -> str:
     """String content, or the concatenated text parts of list-form content."""
     if isinstance(content, str):
-        return content
+        return _encodable(content, where)
     if not isinstance(content, list) or not content:
         raise RequestRejected(f"{where} must be a string or a non-empty list of text parts", where)
     texts = []
@@ -80,7 +90,7 @@ def _text(content: Any, where: str) -> str:
                                   "unsupported_value")
         if set(part) - {"type", "text"} or not isinstance(part.get("text"), str):
             raise RequestRejected(f"{here} must be {{\"type\": \"text\", \"text\": string}}", here)
-        texts.append(part["text"])
+        texts.append(_encodable(part["text"], f"{here}.text"))
     return "".join(texts)
 
 
@@ -93,7 +103,7 @@ def _messages(value: Any) -> tuple[tuple[str, str], ...]:
         if not isinstance(m, dict):
             raise RequestRejected(f"{where} must be an object", where)
         role = m.get("role")
-        if role not in ROLES:
+        if not isinstance(role, str) or role not in ROLES:
             raise RequestRejected(f"{where}.role must be one of {', '.join(ROLES)} (tools are not served), "
                                   f"got {role!r}", f"{where}.role", "unsupported_value")
         extra = sorted(set(m) - {"role", "content"})
@@ -112,7 +122,7 @@ def _stop(value: Any) -> tuple[str, ...]:
             or not all(isinstance(s, str) and s for s in items)):
         raise RequestRejected(f"stop must be a non-empty string or a list of at most {MAX_STOP_SEQUENCES} "
                               "non-empty strings", "stop")
-    return tuple(items)
+    return tuple(_encodable(s, "stop") for s in items)
 
 
 # Fields the backend honours (they change what it does) or accepts because they cannot change a greedy, single,

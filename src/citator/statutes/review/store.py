@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from citator.data.atomic import check_output
-from citator.errors import LabelStoreError
+from citator.errors import LabelStoreBusy, LabelStoreError, NoReviewItem
 from citator.statutes.review.migrations import migrate
 from citator.statutes.review.queue import queue_order
 from citator.statutes.review.records import Grade, LabelRecord, Reviewer, ReviewItem, parse_grade
@@ -37,6 +37,8 @@ _UPSERT_LABEL = """
         complete = excluded.complete, updated_at = excluded.updated_at, completed_at = excluded.completed_at
 """
 SESSION_HOURS = 12
+# How long a write waits for another writer (an import, a load, another reviewer) before the store says busy.
+BUSY_SECONDS = 10.0
 
 
 def now() -> str:
@@ -83,7 +85,7 @@ class LabelStore:
         # The store is a file citator writes: the output rule holds (no symlink, device, directory or FIFO).
         self.path = check_output(path, in_place=True)
         try:
-            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10.0)
+            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_SECONDS)
             self._conn.row_factory = sqlite3.Row
             self._conn.execute("PRAGMA foreign_keys = ON")
             # WAL lets the CLI load or export while the review server is running.
@@ -106,7 +108,11 @@ class LabelStore:
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:  # locked by another writer past the connection's 10 s wait
+            raise LabelStoreBusy(f"{self.path}: the label store is busy with another writer ({exc}); nothing was "
+                                 "written, try again") from None
         try:
             yield self._conn
         except BaseException:
@@ -274,7 +280,7 @@ class LabelStore:
                 "SELECT id, query_sha256, section_sha256, passage_sha256 FROM items WHERE item_key = ?", (key,)
             ).fetchone()
             if row is None:
-                raise LabelStoreError(f"no review item {key!r}")
+                raise NoReviewItem(f"no review item {key!r}")
             if tuple(row)[1:] != tuple(seen_hashes):
                 raise LabelStoreError("the texts of this item changed after the page was shown: reload and grade again")
             c.execute(
