@@ -43,7 +43,8 @@ def test_long_runs_of_space_cost_one_pass() -> None:
     import subprocess
     import sys
 
-    code = ("from citator.data.citations import _CITATION, parse_citation\n"
+    code = ("from citator.data.citations import _CITATION, base_doc_id, parse_citation\n"
+            "assert base_doc_id('x' + ' ' * 200_000 + 'y').endswith('y')\n"
             "assert parse_citation(' ' * 10**6 + 'x') is None and parse_citation('NRS' + ' ' * 10**6) is None\n"
             "assert _CITATION.fullmatch('NRS' + ' ' * 200_000 + 'x') is None\n"
             "assert _CITATION.fullmatch('NRS 432B.220' + ' ' * 200_000 + 'x') is None\n")

@@ -22,7 +22,8 @@ _CITATION = re.compile(
 # The longest form ("Nevada Revised Statutes § 432B.220", "D.C. Official Code Ann. § 28:2-201") is under 50
 # characters; anything much longer is a question, not a citation.
 MAX_CITATION_CHARS = 120
-_VERSION = re.compile(r"\s+\(version \d+\)$")
+# Starts only where a run of spaces starts, so a long run is scanned once, not once per position in it.
+_VERSION = re.compile(r"(?<!\s)\s+\(version \d+\)$")
 
 
 @dataclass(frozen=True)
