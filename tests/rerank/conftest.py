@@ -35,7 +35,8 @@ def short_limits():  # noqa: ANN201
     from citator.rerank.limits import Limits
 
     # Short waits keep the failure tests fast; the CPU limit stays well above interpreter start-up.
-    return Limits(cpu_seconds=0.6, response_timeout_s=2.0, max_message_bytes=64 * 1024, max_requests=40, exit_grace_s=1.0)
+    return Limits(cpu_seconds=0.6, response_timeout_s=2.0, max_message_bytes=64 * 1024, max_requests=40, exit_grace_s=1.0,
+                  max_counted_chars=500_000)
 
 
 def reachable_dir(prefix: str) -> Path:

@@ -29,6 +29,13 @@ MODES = {
     "too_many_requests": "too_many_requests",
     "fork_cpu": "crash",  # the fork is refused (one process, one thread), so the strategy fails there
     "close_stdout": "missing_result",
+    "surrogate_id": "unknown_id",
+    "terminal_codes_id": "unknown_id",
+    "deep_json": "garbage",
+    "huge_number": "garbage",
+    "role_list": "bad_request",
+    "surrogate_content": "bad_request",
+    "count_flood": "too_many_requests",
 }
 
 
@@ -41,11 +48,23 @@ def test_failure_scores_only_that_query_zero(tiny_llm, pool, short_limits, scrip
     assert bad.failed and bad.ids == ()
     assert bad.failure.kind == MODES[mode], bad.failure
     assert bad.failure.reason
+    if mode == "count_flood":  # stopped by the characters it had counted, before the request cap
+        assert "characters of messages to count" in bad.failure.reason, bad.failure
     for q in pool:
         if q.query_id != TARGET:
             good = by_id[q.query_id]
             assert good.failure is None
             assert list(good.ids) == [c.id for c in q.candidates[:10]]
+
+
+def test_a_strategy_s_words_reach_the_operator_escaped(tiny_llm, pool, short_limits, script) -> None:  # noqa: ANN001
+    """An id a strategy sends is quoted in the failure reason escaped: no carriage return or ESC to forge a progress
+    line, no lone surrogate to break a UTF-8 ledger."""
+    for mode in ("terminal_codes_id", "surrogate_id"):
+        outcome = Runner(tiny_llm, script("misbehave.py", mode), short_limits).run_query(
+            next(q for q in pool if q.query_id == TARGET))
+        reason = outcome.failure.reason
+        assert reason.isascii() and reason.isprintable() and ("\\r" in reason or "\\ud800" in reason), reason
 
 
 def test_cpu_overrun_is_killed_near_the_limit(tiny_llm, pool, short_limits, script) -> None:  # noqa: ANN001

@@ -208,3 +208,53 @@ def test_a_strategy_sees_a_private_tmp_and_no_judgments(tiny_llm, pool, short_li
     assert report["leave"] == "written"
     assert not leftover.exists()
     assert judgments.read_text() == '{"19335": {"d1": 3}}'  # the host's view never changed
+
+
+def test_a_strategy_reaches_no_other_process(tiny_llm, pool, short_limits, script) -> None:  # noqa: ANN001
+    # All strategies of a root runner run as `nobody`, and a non-root runner's as that user: without the filter, one
+    # could kill another run's strategy, or attach to it (or to the runner) and read its memory.
+    from citator.rerank.account import sandbox_user
+
+    user = sandbox_user()
+    other = subprocess.Popen(["sleep", "60"], user=user.uid if user else None, group=user.gid if user else None)
+    try:
+        runner = Runner(tiny_llm, script("reach_others.py", str(other.pid)), short_limits)
+        if not runner.single_process:
+            pytest.skip("no seccomp filter on this platform")
+        outcome = runner.run_query(pool[0])
+        namespaces_held = runner.protections["private_tmp"]
+        runner.close()
+        with open("/proc/sysvipc/msg") as table:  # the host's queues, before the cleanup below
+            host_keys = {line.split()[0] for line in table.readlines()[1:]}
+    finally:
+        other.kill()
+        other.wait()
+        # Where the host allowed no IPC namespace, the queue is the host's: remove it.
+        subprocess.run(["ipcrm", "-Q", str(0x43495441)], capture_output=True, check=False)
+    assert outcome.failure is None, outcome
+    report = _report(outcome)
+    refused = "refused: PermissionError: [Errno 1] Operation not permitted"
+    assert {k: report[k] for k in ("signal_other", "signal_runner")} == dict.fromkeys(("signal_other", "signal_runner"), refused)
+    assert report["ptrace_other"].startswith("refused: PermissionError") and "Errno 1" in report["ptrace_other"]
+    assert report["read_other_memory"].startswith("refused: PermissionError"), report
+    if namespaces_held:  # its own IPC namespace: the queue it made is not the host's, and is gone with it
+        assert report["message_queue"] == "done", report
+        assert str(0x43495441) not in host_keys
+
+
+def test_the_namespace_probe_answers_for_the_host_wherever_the_runner_stands(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    # A runner started in a directory under /tmp once found its own directory covered by the private /tmp, took that
+    # for a host without namespaces, and ran strategies with the judgments readable.
+    from citator.rerank import namespaces
+    from citator.rerank.account import sandbox_user
+
+    user = sandbox_user()
+    try:
+        namespaces.available.cache_clear()
+        monkeypatch.chdir("/")
+        at_root = namespaces.available(user)
+        namespaces.available.cache_clear()
+        monkeypatch.chdir(tmp_path)  # under /tmp, which the probe's private tmpfs covers
+        assert namespaces.available(user) == at_root
+    finally:
+        namespaces.available.cache_clear()

@@ -6,8 +6,9 @@ process and no interpreter start-up:
 - it leaves the host's network namespace (a fresh one has only a loopback that is down) and mount namespace;
   as root directly, as any other user inside a new user namespace that maps only its own uid (the capabilities it
   holds there end at exec, since that uid is not 0 in it);
-- /tmp, /var/tmp and /dev/shm become empty tmpfs (64 MiB each): nothing another user left there is visible, and
-  nothing the strategy leaves there outlives it;
+- /tmp, /var/tmp, /dev/shm and /run/lock become empty tmpfs (64 MiB each), and System V and POSIX IPC objects
+  live in a fresh IPC namespace: nothing another user left there is visible, and nothing the strategy leaves there
+  outlives it;
 - `keep` paths the tmpfs covered (the run's directory, the strategy's own files) are bound back at the same path,
   through handles opened before the tmpfs covered them;
 - `hide` paths (the judgments) are covered last: a file by an empty file of mode 0000, a directory by an empty
@@ -32,10 +33,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from citator.rerank.account import SandboxUser
 
-_CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
+_CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWNET, _CLONE_NEWIPC = 0x00020000, 0x10000000, 0x40000000, 0x08000000
+# System V shared memory, semaphores, message queues and POSIX message queues live in the IPC namespace: a fresh one
+# per strategy, so nothing it makes there outlives it or reaches the next query's strategy.
+_UNSHARE = _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC
 _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 0x40000
 _PR_SET_NO_NEW_PRIVS = 38
-PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+# Every directory any user may write to on a usual host (/run/lock too: lock files outlive their process).
+PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 _HIDDEN_FILE = "/tmp/.citator-hidden"
 # Loaded in the parent: the child after fork must not load libraries.
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -81,9 +86,9 @@ class Confinement:
         # Folders made to hold a bound-back path must be searchable by the strategy's user, whatever its umask.
         umask = os.umask(0o022)
         if uid == 0:
-            _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET), "unshare")
+            _check(_libc.unshare(_UNSHARE), "unshare")
         else:
-            _check(_libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWNET), "unshare")
+            _check(_libc.unshare(_CLONE_NEWUSER | _UNSHARE), "unshare")
             _write("/proc/self/setgroups", "deny")
             _write("/proc/self/uid_map", f"{uid} {uid} 1")
             _write("/proc/self/gid_map", f"{gid} {gid} 1")
@@ -108,7 +113,10 @@ class Confinement:
                 _mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0000,size=4k")
             else:
                 _mount(_HIDDEN_FILE, path, None, _MS_BIND, None)
-        os.chdir(cwd)  # through the new mounts
+        try:
+            os.chdir(cwd)  # through the new mounts
+        except FileNotFoundError:  # a directory a private tmpfs now covers: the process starts at the root
+            os.chdir("/")
         os.umask(umask)
         if uid == 0 and self.user is not None:
             os.setgroups([])
@@ -126,7 +134,9 @@ def confined_paths(paths: Sequence[str | os.PathLike[str]]) -> tuple[str, ...]:
 def available(user: SandboxUser | None) -> bool:
     """Whether this host lets a child enter a Confinement (root's namespaces, or an unprivileged user namespace)."""
     try:
-        done = subprocess.run(["/bin/true"], preexec_fn=Confinement(user).enter, capture_output=True, timeout=10)
+        # From the root: the probe answers for the host, not for the directory the runner happens to be in.
+        done = subprocess.run(["/bin/true"], preexec_fn=Confinement(user).enter, capture_output=True, timeout=10,
+                              cwd="/")
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0

@@ -10,6 +10,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from citator.data.jsonl import loads
 from citator.rerank.limits import Limits
 from citator.rerank.pool import PoolQuery
 
@@ -59,14 +60,18 @@ def query_message(query: PoolQuery, limits: Limits) -> dict[str, Any]:
 
 
 def encode(obj: Mapping[str, Any]) -> bytes:
-    """One compact JSON line."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    """One compact JSON line (escaped to ASCII where a text holds what UTF-8 cannot carry, a lone surrogate)."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(obj, separators=(",", ":")).encode("ascii") + b"\n"
 
 
 def parse_request(line: bytes, pool_ids: Collection[str], limits: Limits) -> Request:
     """Decode one strategy line into a request, checking every field against the protocol and the pool."""
     try:
-        obj = json.loads(line.decode("utf-8"))
+        obj = loads(line.decode("utf-8"))  # nesting past the parser, or a number too long, is malformed too
     except UnicodeDecodeError:
         raise ProtocolViolation("garbage", "line is not valid UTF-8") from None
     except json.JSONDecodeError as exc:
@@ -83,7 +88,7 @@ def parse_request(line: bytes, pool_ids: Collection[str], limits: Limits) -> Req
         if not isinstance(max_new, int) or isinstance(max_new, bool) or max_new < 1:
             raise ProtocolViolation("bad_request", f"max_new_tokens must be an integer >= 1, got {max_new!r}")
         tokens = obj.get("logprob_tokens", [])
-        if not isinstance(tokens, list) or not all(isinstance(t, str) and t for t in tokens):
+        if not isinstance(tokens, list) or not all(isinstance(t, str) and t and _encodable(t) for t in tokens):
             raise ProtocolViolation("bad_request", "logprob_tokens must be a list of non-empty strings")
         if len(tokens) > MAX_LOGPROB_TOKENS or len(set(tokens)) != len(tokens):
             raise ProtocolViolation("bad_request", f"logprob_tokens must be distinct, at most {MAX_LOGPROB_TOKENS}")
@@ -149,8 +154,10 @@ def _messages(obj: dict[str, Any]) -> tuple[dict[str, str], ...]:
     for i, m in enumerate(raw):
         if not isinstance(m, dict) or set(m) != {"role", "content"}:
             raise ProtocolViolation("bad_request", f"messages[{i}] must be an object with exactly role and content")
-        if m["role"] not in ROLES or not isinstance(m["content"], str):
+        if not isinstance(m["role"], str) or m["role"] not in ROLES or not isinstance(m["content"], str):
             raise ProtocolViolation("bad_request", f"messages[{i}]: role must be one of {sorted(ROLES)}, content a string")
+        if not _encodable(m["content"]):
+            raise ProtocolViolation("bad_request", f"messages[{i}].content holds a lone UTF-16 surrogate, no character")
         out.append({"role": m["role"], "content": m["content"]})
     return tuple(out)
 
@@ -163,11 +170,25 @@ def _ids(raw: Any, pool_ids: Collection[str], field: str, cap: int | None) -> tu
         raise ProtocolViolation("too_many_ids", f"{field} has {len(raw)} ids; at most {cap} are allowed")
     if len(set(raw)) != len(raw):
         dup = next(i for i in raw if raw.count(i) > 1)
-        raise ProtocolViolation("duplicate_ids", f'{field} repeats id "{dup}"')
+        raise ProtocolViolation("duplicate_ids", f"{field} repeats id {_shown(dup)}")
     unknown = [i for i in raw if i not in pool_ids]
     if unknown:
-        raise ProtocolViolation("unknown_id", f'{field} has id "{unknown[0]}" which is not in this query\'s pool')
+        raise ProtocolViolation("unknown_id", f"{field} has id {_shown(unknown[0])} which is not in this query's pool")
     return tuple(raw)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(text: str, n: int = 80) -> str:
+    """A strategy's string as a reason quotes it: escaped (no control character reaches the operator's terminal, no
+    lone surrogate the ledger's UTF-8), and cut."""
+    return ascii(text[:n]) + ("..." if len(text) > n else "")
 
 
 def _snippet(line: bytes, n: int = 80) -> str:

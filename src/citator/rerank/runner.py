@@ -201,7 +201,7 @@ class Runner:
         ledger = TokenLedger(limits.weighted_tokens, limits.output_weight)
         t0 = time.monotonic()
         model_s = 0.0
-        counts = 0
+        counts = counted = 0
         seen: dict[str, None] = {}
         ids: tuple[str, ...] = ()
         failure: Failure | None = None
@@ -226,6 +226,10 @@ class Runner:
                 if isinstance(req, ResultRequest):
                     ids = req.ids
                     break
+                counted += sum(len(m["content"]) for m in req.messages)
+                if counted > limits.max_counted_chars:
+                    raise ProtocolViolation("too_many_requests", f"more than {limits.max_counted_chars} characters "
+                                            "of messages to count in one query")
                 tm = time.monotonic()
                 try:
                     tokens = self.backend.count(req.messages)
@@ -270,9 +274,11 @@ class Runner:
             failure = Failure("runner_error", f"{type(exc).__name__}: {exc}")
         finally:
             if proc is not None:
-                if failure is not None and proc.returncode is None:
-                    proc.notify(encode(error_reply(failure.kind, failure.reason)))
-                proc.close()
+                try:
+                    if failure is not None and proc.returncode is None:
+                        proc.notify(encode(error_reply(failure.kind, failure.reason)))
+                finally:
+                    proc.close()  # whatever telling it failed with: no strategy outlives its query
                 self.runtime.process = None
                 if proc.cpu > limits.cpu_seconds and (failure is None or failure.kind != "cpu"):
                     failure = Failure("cpu", f"strategy used {proc.cpu:.2f} CPU s, limit {limits.cpu_seconds} s")

@@ -11,6 +11,11 @@ A strategy talks to the runner over the pipes it was started with, and to nothin
 fail with EPERM for every address family (a Unix socket on the host, such as a search server's, included; a network
 namespace alone leaves those reachable), and so does io_uring_setup, whose requests can open sockets without a
 system call the filter sees.
+
+Nor does it reach other processes: signals (kill, tkill, tgkill, the sigqueue calls, pidfd_send_signal), ptrace
+and reading or writing another process's memory fail with EPERM. Without them a strategy could kill or read any
+process of its user: another run's strategy (all run as `nobody` under a root runner), or under an ordinary
+user's runner that user's processes, the runner included.
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ _CLONE = {"x86_64": 56, "aarch64": 220}
 _CLONE3 = 435
 _SOCKET_CALLS = {"x86_64": (41, 53), "aarch64": (198, 199)}  # socket, socketpair
 _IO_URING_SETUP = 425
+# kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo, ptrace, process_vm_readv, process_vm_writev; then
+# pidfd_send_signal, pidfd_open and pidfd_getfd (numbered alike on both).
+_REACH_CALLS = {"x86_64": (62, 200, 234, 129, 297, 101, 310, 311), "aarch64": (129, 130, 131, 138, 240, 117, 270, 271)}
+_PIDFD_CALLS = (424, 434, 438)
 _X32_BIT = 0x40000000
 _CLONE_THREAD = 0x00010000
 
@@ -47,7 +56,8 @@ def _program(machine: str) -> bytes:
     ]
     if machine == "x86_64":
         steps.append((_JGE, _X32_BIT, "deny", None))       # the x32 convention
-    steps += [(_JEQ, nr, "deny", None) for nr in (*_PROCESS_CALLS[machine], *_SOCKET_CALLS[machine], _IO_URING_SETUP)]
+    denied = (*_PROCESS_CALLS[machine], *_SOCKET_CALLS[machine], _IO_URING_SETUP, *_REACH_CALLS[machine], *_PIDFD_CALLS)
+    steps += [(_JEQ, nr, "deny", None) for nr in denied]
     steps += [
         (_JEQ, _CLONE3, "enosys", None),
         (_JEQ, _CLONE[machine], None, "allow"),

@@ -52,6 +52,28 @@ def main(mode):
         while True:
             send({"type": "count", "messages": [{"role": "user", "content": "hi"}]})
             sys.stdin.readline()
+    elif mode == "surrogate_id":  # raw: json.dumps would escape it, a hostile program need not
+        sys.stdout.write('{"type": "result", "ids": ["\\ud800"]}\n')
+        sys.stdout.flush()
+        time.sleep(30)  # the runner must end it, whatever telling it failed with
+    elif mode == "terminal_codes_id":
+        send({"type": "result", "ids": ["\r47923: 1999 tokens, 20 seen, 0.051 CPU s, 0.20 s, ok\x1b[K"]})
+    elif mode == "deep_json":
+        sys.stdout.write("[" * 50_000 + "\n")  # under the line limit, past the parser's nesting
+        sys.stdout.flush()
+    elif mode == "huge_number":
+        sys.stdout.write('{"type": "generate", "messages": [{"role": "user", "content": "hi"}], "max_new_tokens": '
+                         + "9" * 5000 + "}\n")
+        sys.stdout.flush()
+    elif mode == "role_list":
+        send({"type": "count", "messages": [{"role": ["user"], "content": "hi"}]})
+    elif mode == "surrogate_content":
+        sys.stdout.write('{"type": "count", "messages": [{"role": "user", "content": "\\udfff"}]}\n')
+        sys.stdout.flush()
+    elif mode == "count_flood":  # 60 KB a count, under the line limit; the characters counted run out first
+        while True:
+            send({"type": "count", "messages": [{"role": "user", "content": "x " * 30_000}]})
+            sys.stdin.readline()
     elif mode == "close_stdout":
         import os
         os.close(1)
