@@ -93,7 +93,7 @@ def test_bad_requests_get_a_page_with_one_line(client: TestClient, url: str, sta
 def test_read_only(client: TestClient) -> None:
     refused = client.post("/", data={"q": "law"})
     # The 405 names what the path allows, and its page is titled by what happened.
-    assert refused.status_code == 405 and refused.headers["allow"] == "GET, HEAD"
+    assert refused.status_code == 405 and set(refused.headers["allow"].split(", ")) == {"GET", "HEAD"}
     assert "<title>Method Not Allowed" in refused.text
     head = client.head("/?q=law")
     assert head.status_code == 200 and head.headers["content-type"].startswith("text/html")
