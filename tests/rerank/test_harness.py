@@ -40,6 +40,7 @@ def test_bm25_through_the_cli(tiny_qwen3_causal_dir: Path, tmp_path: Path, pool)
     assert [r.query_id for r in runs] == [q.query_id for q in pool]
     ledger = json.loads((out / "ledgers" / "19335.json").read_text())
     assert ledger["failure"] is None and ledger["weighted_tokens"] == 0 and "strategy_cpu_seconds" in ledger
+    assert (out / "ledgers").stat().st_mode & 0o777 == 0o700  # scores from the judgments: the runner's user only
 
 
 def test_failing_query_scores_zero_in_the_summary(tiny_qwen3_causal_dir: Path, tmp_path: Path,

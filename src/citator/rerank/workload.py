@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import sys
 import time
 from collections import Counter
@@ -60,7 +62,9 @@ def run_pool(
 ) -> dict[str, Any]:
     """Run every query, writing RUN_DIR/ledgers/QID.json as it goes, then run.jsonl, run.trec, summary.json."""
     out = Path(out_dir)
-    output_dir(out / "ledgers")
+    # Ledgers carry each query's nDCG, computed from the judgments: the runner's user alone reads them, so a later
+    # query's strategy (another user under a root runner) cannot learn from an earlier one's score.
+    os.chmod(output_dir(out / "ledgers"), 0o700)
     outcomes = []
     t0 = time.monotonic()
     for query in queries:
