@@ -50,6 +50,18 @@ def loads(text: str | bytes) -> Any:
         raise json.JSONDecodeError("a number too long to convert", "", 0) from None
 
 
+def encodable(text: str) -> bool:
+    """Whether `text` is characters UTF-8 can carry: a JSON escape of one half of a UTF-16 pair (\\ud800-\\udfff)
+    decodes to no character at all, which no tokenizer or writer takes."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def iter_jsonl(path: str | Path, error: type[DataError] = DataError, span: LineSpan | None = None
                ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line_number, object) for each non-blank line (of `span` only, if given); raise `error` on bytes,
@@ -77,14 +89,11 @@ def require_str(
         raise error(path, line, f"expected a string, got {type(value).__name__}", field=key)
     if nonempty and not value.strip():
         raise error(path, line, "must not be empty", field=key)
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            # A JSON escape of one half of a UTF-16 pair (\ud800-\udfff) decodes to no character at all: no
-            # tokenizer or writer takes it, and it would fail there naming nothing. Fields no reader uses are kept.
-            raise error(path, line, "holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is no character: "
-                        "escape the pair or the character itself", field=key) from None
+    if not encodable(value):
+        # Refused here, where the field can be named; a tokenizer or writer would fail on it naming nothing. Fields
+        # no reader uses are kept.
+        raise error(path, line, "holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is no character: "
+                    "escape the pair or the character itself", field=key)
     return value
 
 

@@ -10,7 +10,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from citator.data.jsonl import loads
+from citator.data.jsonl import encodable, loads
 from citator.rerank.limits import Limits
 from citator.rerank.pool import PoolQuery
 
@@ -88,7 +88,7 @@ def parse_request(line: bytes, pool_ids: Collection[str], limits: Limits) -> Req
         if not isinstance(max_new, int) or isinstance(max_new, bool) or max_new < 1:
             raise ProtocolViolation("bad_request", f"max_new_tokens must be an integer >= 1, got {max_new!r}")
         tokens = obj.get("logprob_tokens", [])
-        if not isinstance(tokens, list) or not all(isinstance(t, str) and t and _encodable(t) for t in tokens):
+        if not isinstance(tokens, list) or not all(isinstance(t, str) and t and encodable(t) for t in tokens):
             raise ProtocolViolation("bad_request", "logprob_tokens must be a list of non-empty strings")
         if len(tokens) > MAX_LOGPROB_TOKENS or len(set(tokens)) != len(tokens):
             raise ProtocolViolation("bad_request", f"logprob_tokens must be distinct, at most {MAX_LOGPROB_TOKENS}")
@@ -156,7 +156,7 @@ def _messages(obj: dict[str, Any]) -> tuple[dict[str, str], ...]:
             raise ProtocolViolation("bad_request", f"messages[{i}] must be an object with exactly role and content")
         if not isinstance(m["role"], str) or m["role"] not in ROLES or not isinstance(m["content"], str):
             raise ProtocolViolation("bad_request", f"messages[{i}]: role must be one of {sorted(ROLES)}, content a string")
-        if not _encodable(m["content"]):
+        if not encodable(m["content"]):
             raise ProtocolViolation("bad_request", f"messages[{i}].content holds a lone UTF-16 surrogate, no character")
         out.append({"role": m["role"], "content": m["content"]})
     return tuple(out)
@@ -175,14 +175,6 @@ def _ids(raw: Any, pool_ids: Collection[str], field: str, cap: int | None) -> tu
     if unknown:
         raise ProtocolViolation("unknown_id", f"{field} has id {_shown(unknown[0])} which is not in this query's pool")
     return tuple(raw)
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _shown(text: str, n: int = 80) -> str:

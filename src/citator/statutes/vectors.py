@@ -115,14 +115,17 @@ class SectionVectors:
             yield
 
     # -- reading back ---------------------------------------------------------------------------------------------
+    def _json(self, path: Path, what: str) -> Any:
+        try:
+            return loads(path.read_bytes().decode("utf-8"))
+        except (OSError, ValueError) as exc:  # unreadable, not UTF-8, malformed or too deeply nested JSON
+            raise StatuteError(path, None, f"unreadable {what} ({exc}); {self._rebuild}") from None
+
     def _read_meta(self) -> dict[str, Any] | None:
         path = self.directory / META
         if not path.is_file():
             return None
-        try:
-            meta = loads(path.read_bytes().decode("utf-8"))
-        except (OSError, ValueError) as exc:  # unreadable, not UTF-8, malformed or too deeply nested JSON
-            raise StatuteError(path, None, f"unreadable vector cache ({exc}); {self._rebuild}") from None
+        meta = self._json(path, "vector cache")
         if not isinstance(meta, dict) or not isinstance(meta.get("files"), dict):
             raise StatuteError(path, None, f"not a vector cache; {self._rebuild}")
         return meta if meta.get("key") == self._key else None
@@ -150,10 +153,7 @@ class SectionVectors:
         if PASSAGES not in meta["files"]:
             return
         keys_path = self._verified(PASSAGE_KEYS, meta)
-        try:
-            keys = loads(keys_path.read_bytes().decode("utf-8"))
-        except (OSError, ValueError) as exc:
-            raise StatuteError(keys_path, None, f"unreadable passage keys ({exc}); {self._rebuild}") from None
+        keys = self._json(keys_path, "passage keys")
         if not isinstance(keys, list) or not all(isinstance(k, str) and _SHA256.fullmatch(k) for k in keys):
             raise StatuteError(keys_path, None, f"not a list of passage sha256 digests; {self._rebuild}")
         vectors = self._load(PASSAGES, meta, rows=len(keys))

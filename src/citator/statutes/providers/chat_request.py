@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from citator.data.jsonl import encodable
+
 DEFAULT_MAX_TOKENS = 64
 MAX_TOP_LOGPROBS = 20
 MAX_STOP_SEQUENCES = 4
@@ -67,11 +69,9 @@ def _refuse_unless(payload: Mapping[str, Any], name: str, allowed: tuple[Any, ..
 
 def _encodable(text: str, where: str) -> str:
     """`text`, refused when it holds a lone UTF-16 surrogate (JSON "\\ud800"): no character, no tokenizer takes it."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
+    if not encodable(text):
         raise RequestRejected(f"{where} holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is no "
-                              "character", where) from None
+                              "character", where)
     return text
 
 
