@@ -258,3 +258,25 @@ def test_the_namespace_probe_answers_for_the_host_wherever_the_runner_stands(tmp
         assert namespaces.available(user) == at_root
     finally:
         namespaces.available.cache_clear()
+
+
+def test_an_interpreter_linked_from_under_tmp_still_runs_in_the_private_tmp(tiny_llm, pool, short_limits,  # noqa: ANN001
+                                                                            reachable_tmp) -> None:  # noqa: ANN001
+    # A venv under /tmp: its bin/python is a link (through a second, relative one) out to the system's interpreter.
+    # The strategy's private /tmp would hide the links themselves; the probe and the strategy see the same view.
+    bin_dir = reachable_tmp / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    os.chmod(bin_dir.parent, 0o755)
+    os.chmod(bin_dir, 0o755)
+    (bin_dir / "python3").symlink_to(os.path.realpath(sys.executable))
+    (bin_dir / "python").symlink_to("python3")
+    runner = Runner(tiny_llm, "bm25", short_limits, python=str(bin_dir / "python"))
+    try:
+        if not runner.protections["private_tmp"]:
+            pytest.skip("this host allows no mount namespace")
+        assert runner.python == str(bin_dir / "python")
+        outcome = runner.run_query(pool[0])
+    finally:
+        runner.close()
+    assert outcome.failure is None, outcome
+    assert outcome.ids == tuple(c.id for c in pool[0].candidates[:10])

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from citator.rerank import syscall_filter
@@ -86,17 +87,19 @@ def run_as(
 
 
 def strategy_python(
-    user: SandboxUser | None, runtime: StrategyRuntime, preferred: str | None = None
+    user: SandboxUser | None, runtime: StrategyRuntime, preferred: str | None = None,
+    confinement: Callable[[str], Confinement | None] = lambda py: None,
 ) -> tuple[str, dict[str, str]]:
-    """The first interpreter that `user` can run and that imports the SDK from `runtime`, with the environment it
-    needs. Without `preferred`, a private copy of the runner's interpreter is the last resort."""
+    """The first interpreter that `user` can run, inside `confinement(interpreter)` as its strategies will, and that
+    imports the SDK from `runtime`, with the environment it needs. Without `preferred`, a private copy of the
+    runner's interpreter is the last resort."""
     tried: list[str] = []
     for py in dict.fromkeys([preferred] if preferred else system_candidates()):
-        if _probe(user, runtime, py, {}, tried):
+        if _probe(user, runtime, py, {}, tried, confinement(py)):
             return py, {}
     if preferred is None:
         py, extra = runtime.private_python()
-        if _probe(user, runtime, py, extra, tried):
+        if _probe(user, runtime, py, extra, tried, confinement(py)):
             return py, extra
     who = user.name if user else f"uid {os.geteuid()}"
     raise RerankError(
@@ -108,10 +111,10 @@ def strategy_python(
 
 
 def _probe(user: SandboxUser | None, runtime: StrategyRuntime, py: str, extra: dict[str, str],
-           tried: list[str]) -> bool:
+           tried: list[str], confinement: Confinement | None) -> bool:
     env = {"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(runtime.code), **extra}
     try:
-        done = run_as(user, [py, "-S", "-c", _PROBE], env)
+        done = run_as(user, [py, "-S", "-c", _PROBE], env, confinement)
     except (OSError, subprocess.TimeoutExpired) as exc:
         tried.append(f"{py}: {exc}")
         return False

@@ -125,6 +125,25 @@ class Confinement:
             _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl")
 
 
+def program_paths(path: str) -> list[str]:
+    """What must stay in view for the program or file at `path` to be found: the folder of the path and of every
+    symlink it leads through (a venv's `bin/python` under /tmp points out to /usr/bin), a directory itself, or the
+    file alone where its folder is a private one (all of /tmp would be shared again)."""
+    keep: list[str] = []
+    hop = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit on links in one lookup
+        folder = os.path.realpath(os.path.dirname(hop))
+        target = os.path.join(folder, os.path.basename(hop))
+        if os.path.isdir(target) and not os.path.islink(target):
+            keep.append(target)
+        else:
+            keep.append(target if folder in PRIVATE_DIRS else folder)
+        if not os.path.islink(target):
+            break
+        hop = os.path.join(folder, os.readlink(target))
+    return keep
+
+
 def confined_paths(paths: Sequence[str | os.PathLike[str]]) -> tuple[str, ...]:
     """Absolute real paths, once each, in order (a symlink's target is what a mount covers)."""
     return tuple(dict.fromkeys(os.path.realpath(p) for p in paths))

@@ -72,13 +72,15 @@ class Runner:
         # The strategy's runtime, reachable by its user wherever the runner is installed (see runtime.py).
         self.runtime = StrategyRuntime(self.user, work_root)
         try:
-            self.python, self.python_env = strategy_python(self.user, self.runtime, python)
             # Best effort: namespaces of its own (no network, private /tmp, judgments hidden) where the host allows
             # them; else, as root, at least a network namespace.
             self.confined = isolate_network and namespaces.available(self.user)
             self.isolation = network_isolation(self.user) if isolate_network and not self.confined else []
             self.hidden: tuple[str, ...] = ()
             self.argv: list[str] = []
+            # Probed as the strategy will run: inside its namespaces, where a private /tmp may hide an interpreter.
+            self.python, self.python_env = strategy_python(self.user, self.runtime, python,
+                                                           lambda py: self._confinement([py]))
             self.use(strategy)
         except BaseException:
             self.runtime.close()
@@ -115,16 +117,16 @@ class Runner:
 
     def confinement(self) -> namespaces.Confinement | None:
         """What the next strategy process sees, or None where the host allows no namespaces."""
+        return self._confinement([self.python, *self.argv])
+
+    def _confinement(self, argv: Sequence[str]) -> namespaces.Confinement | None:
         if not self.confined:
             return None
         keep: list[str] = [str(self.runtime.root)]
-        # The strategy's own program and files stay visible: each one's folder, or the file alone when its folder is
-        # a private one (all of /tmp would be shared again).
-        for arg in [self.python, *self.argv]:
+        # The strategy's own program and files stay visible (namespaces.program_paths).
+        for arg in argv:
             if os.path.isabs(arg) and os.path.exists(arg):
-                real = os.path.realpath(arg)
-                folder = real if os.path.isdir(real) else os.path.dirname(real)
-                keep.append(real if folder in namespaces.PRIVATE_DIRS else folder)
+                keep.extend(namespaces.program_paths(arg))
         return namespaces.Confinement(self.user, namespaces.confined_paths(keep), self.hidden)
 
     def can_read(self, path: str | Path) -> bool:
@@ -155,7 +157,8 @@ class Runner:
         """Before the first query: the strategy's user can run its program and read the files it names."""
         files = [a for a in argv[1:] if os.path.isabs(a) and os.path.exists(a)]
         done = run_as(self.user, [self.python, "-S", "-c", _COMMAND_CHECK, argv[0], *files],
-                      {"PATH": strategy_env(Path("/"), self.python, self.runtime.code)["PATH"], **self.python_env})
+                      {"PATH": strategy_env(Path("/"), self.python, self.runtime.code)["PATH"], **self.python_env},
+                      self._confinement([self.python, *argv]))
         problems = [ln for ln in done.stdout.decode(errors="replace").splitlines() if ln]
         if done.returncode != 0 or problems:
             who = self.user.name if self.user else f"uid {os.geteuid()}"
