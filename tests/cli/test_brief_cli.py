@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -44,7 +45,8 @@ def test_table_and_markdown_show_both_stances_escaped(brief_index: Path, capsys:
     assert out.startswith(f"Proposition: {TEXT}") and "\nSUPPORTED\n" in out and "\nREFUTED\n" in out
     assert "memory: no trained memory" in out and "signals: lexical: bm25" in out and "*contract*" in out
     code, out, _ = _brief(capsys, "--index-dir", str(brief_index), "--k", "41", "--format", "markdown", TEXT)
-    assert code == 0 and "#### Supported" in out and "#### Refuted" in out and "**contract**" in out
+    assert code == 0 and "#### Supported" in out and "#### Refuted" in out and " **contract** " in out
+    assert not re.search(r"\w\*\*contract|contract\*\*\w", out)  # a marked term keeps its spaces
     # The hostile document's title is shown as text: no raw tag, no cell break.
     assert "<script>" not in out and "&lt;script&gt;" in out and HOSTILE_ID.replace("`", "") in out
     for row in (r for r in out.splitlines() if r.startswith("| ") and r[2].isdigit()):

@@ -81,8 +81,9 @@ def table(brief: Brief) -> str:
 
 
 def _md(text: str) -> str:
-    """Text safe in a Markdown table cell: no HTML, no markup of its own, no cell or line break."""
-    text = " ".join(text.split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Text safe in a Markdown table cell: no HTML, no markup of its own, no cell or line break. Runs of white space
+    become one space and are not stripped: a piece of evidence keeps the spaces next to its marked terms."""
+    text = re.sub(r"\s+", " ", text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return re.sub(r"([\\`*_\[\]|#])", r"\\\1", text)
 
 
