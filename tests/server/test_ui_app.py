@@ -78,7 +78,7 @@ def test_document_view_puts_the_passage_in_place(client: TestClient, brief_index
 
 
 @pytest.mark.parametrize("url,status,message", [
-    ("/?q=" + "x" * 2001, 400, "at most 2000"),
+    ("/?q=" + "x" * 513, 400, "at most 512"),
     ("/?q=law&k=abc", 400, "not understood"),
     ("/document?id=nope&p=0", 404, "no document"),
     ("/document?" + urlencode({"id": HOSTILE_ID, "p": 7}), 404, "no passage 7"),

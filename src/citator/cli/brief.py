@@ -47,8 +47,8 @@ def _propositions(args: argparse.Namespace) -> list[str]:
         return [args.proposition]
     texts: dict[str, str] = {}
     for q in read_queries(args.queries, default_stance="all"):
-        if len(q.text) > MAX_PROPOSITION_CHARS:
-            raise QueryError(args.queries, None, f"query {q.query_id!r} is {len(q.text)} characters; at most "
+        if len(" ".join(q.text.split())) > MAX_PROPOSITION_CHARS:
+            raise QueryError(args.queries, None, f"query {q.query_id!r} is {len(' '.join(q.text.split()))} characters; at most "
                              f"{MAX_PROPOSITION_CHARS} are read", field="text")
         texts.setdefault(text_key(q.text), q.text)
     return list(texts.values())

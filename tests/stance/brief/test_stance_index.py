@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import citator
-from citator.stance.brief.index import StanceIndex
+from citator.stance.brief.index import MAX_PROPOSITION_CHARS, StanceIndex
+from citator.data.queries import cut_for_search
 from citator.data.records import Query
 from citator.errors import IndexDirError, PropositionError
 from citator.stance.retrieve.manifest import DOCUMENT_OFFSETS as OFFSETS, DOCUMENTS
@@ -115,7 +116,7 @@ def test_titles_and_citations_come_from_the_corpus(brief_index: Path) -> None:
 
 
 @pytest.mark.parametrize("text,k,stance,message", [
-    ("", 5, "supported", "empty"), ("   \n", 5, "supported", "empty"), ("x" * 2001, 5, "supported", "2001"),
+    ("", 5, "supported", "empty"), ("   \n", 5, "supported", "empty"), ("x" * 513, 5, "supported", "513"),
     ("law", 0, "supported", "k must"), ("law", 101, "supported", "k must"), ("law", 5, "overruled", "stance"),
 ])
 def test_bad_requests_are_refused_with_one_line(brief_index: Path, text: str, k: int, stance: str,
@@ -123,6 +124,20 @@ def test_bad_requests_are_refused_with_one_line(brief_index: Path, text: str, k:
     index = StanceIndex.open(brief_index)
     with pytest.raises(PropositionError, match=message):
         index.search(text, stance=stance, k=k)
+
+
+def test_a_proposition_is_read_whole_or_refused(brief_index: Path) -> None:
+    # The longest proposition accepted is searched to its last word, alone or as a brief's pair of queries; white
+    # space does not count against it.
+    words = ("contract " * 200)[: MAX_PROPOSITION_CHARS - len(" void")] + " void"
+    for batch in (1, 2):
+        (read,) = {q.text for q in cut_for_search([Query(f"q{i}", words, "supported") for i in range(batch)])}
+        assert read == words
+    index = StanceIndex.open(brief_index)
+    padded = words.replace(" ", "   \n ")
+    assert len(padded) > MAX_PROPOSITION_CHARS and index.brief(padded, k=1).proposition == words
+    with pytest.raises(PropositionError, match=f"at most {MAX_PROPOSITION_CHARS}"):
+        index.brief(words + " x", k=1)
 
 
 def test_an_index_missing_its_document_copy_is_refused_as_damaged(brief_index: Path, tmp_path: Path) -> None:

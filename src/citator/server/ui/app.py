@@ -26,7 +26,7 @@ from jinja2 import Environment, PackageLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from citator.stance.brief.evidence import Span, split_marked
-from citator.stance.brief.index import MAX_K, StanceIndex
+from citator.stance.brief.index import MAX_K, MAX_PROPOSITION_CHARS, StanceIndex
 from citator.stance.brief.label import document_label
 from citator.stance.brief.render import excerpt
 from citator.errors import PropositionError
@@ -66,7 +66,8 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
     def page(template: str, status: int = 200, headers: Mapping[str, str] | None = None, **context: Any
              ) -> HTMLResponse:
         html = _templates.get_template(template).render(trained=index.trained, statutes=index.statutes,
-                                                        title=HTTPStatus(status).phrase, **context)
+                                                        title=HTTPStatus(status).phrase,
+                                                        max_chars=MAX_PROPOSITION_CHARS, **context)
         return HTMLResponse(html, status_code=status, headers=headers)
 
     async def run(function: Any, *args: Any) -> Any:

@@ -25,7 +25,7 @@ from citator.stance.brief.evidence import Span, matched_terms, passage_spans, te
 from citator.stance.brief.label import document_label
 from citator.stance.brief.records import Brief, Evidence, Hit, MemoryReason, SignalScore
 from citator.data.citations import CitationResolver, base_doc_id, parse_citation
-from citator.data.queries import cut_for_search
+from citator.data.queries import MAX_QUERY_CHARS, cut_for_search
 from citator.data.records import STANCES, Document, Query, ScoredDoc
 from citator.errors import PropositionError
 from citator.stance.retrieve.documents import DocumentStore
@@ -35,7 +35,8 @@ from citator.engines.passages import PassageSpec
 from citator.stance.retrieve.searcher import EncodedQueries, StanceSearcher
 from citator.stance.shards.search import ShardedSearcher, open_searcher
 
-MAX_PROPOSITION_CHARS = 2000
+# A proposition is read whole or refused: never longer than what the search reads of one query.
+MAX_PROPOSITION_CHARS = MAX_QUERY_CHARS
 MAX_K = 100
 PAIR = ("supported", "refuted")
 
@@ -241,8 +242,9 @@ def _is_citation(doc_id: str) -> bool:
 def _check(text: str, k: int) -> str:
     if not isinstance(text, str) or not text.strip():
         raise PropositionError("the proposition is empty: type the statement of law to check")
+    text = " ".join(text.split())
     if len(text) > MAX_PROPOSITION_CHARS:
         raise PropositionError(f"the proposition is {len(text)} characters; at most {MAX_PROPOSITION_CHARS} are read")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise PropositionError(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
-    return text.strip()
+    return text
