@@ -114,18 +114,21 @@ def test_unknown_routes_and_wrong_methods_get_the_envelope(provider_serve: Serve
     assert set(r.json()["error"]) == {"message", "type", "param", "code"}
 
 
-_MESSAGES = '"messages": [{"role": "user", "content": "hi"}]'
+# Each body names the served model: what it tests is checked after the model.
+_MODEL = b'{"model": "tiny-qwen3", '
+_MESSAGES = '"model": "tiny-qwen3", "messages": [{"role": "user", "content": "hi"}]'
 
 
 @pytest.mark.parametrize(("body", "content_type", "status", "code"), [
-    (b'{"messages": [{"role": ["user"], "content": "hi"}]}', "application/json", 400, "unsupported_value"),
-    (b'{"messages": [{"role": {"a": 1}, "content": "hi"}]}', "application/json", 400, "unsupported_value"),
-    (b'{"messages": [{"role": "user", "content": "\\ud800 hi"}]}', "application/json", 400, "invalid_value"),
-    (b'{"messages": [{"role": "user", "content": [{"type": "text", "text": "\\udfff"}]}]}', "application/json",
-     400, "invalid_value"),
+    (_MODEL + b'"messages": [{"role": ["user"], "content": "hi"}]}', "application/json", 400, "unsupported_value"),
+    (_MODEL + b'"messages": [{"role": {"a": 1}, "content": "hi"}]}', "application/json", 400, "unsupported_value"),
+    (_MODEL + b'"messages": [{"role": "user", "content": "\\ud800 hi"}]}', "application/json", 400, "invalid_value"),
+    (_MODEL + b'"messages": [{"role": "user", "content": [{"type": "text", "text": "\\udfff"}]}]}',
+     "application/json", 400, "invalid_value"),
     (b'{"stop": "\\ud800", ' + _MESSAGES.encode() + b"}", "application/json", 400, "invalid_value"),
-    (b'{"messages": ' + b"[" * 100_000, "application/json", 400, "invalid_json"),
-    (b'{"messages": "\xff"}', "application/json", 400, "invalid_json"),
+    (_MODEL + b'"messages": ' + b"[" * 100_000, "application/json", 400, "invalid_json"),
+    (_MODEL + b'"messages": "\xff"}', "application/json", 400, "invalid_json"),
+    (b'{"messages": [{"role": "user", "content": "hi"}]}', "application/json", 400, "missing_required_parameter"),
     # A body a browser would send across origins without asking: no page may make the server generate.
     (b"{" + _MESSAGES.encode() + b"}", "text/plain", 415, "unsupported_media_type"),
     (b"{" + _MESSAGES.encode() + b"}", "application/x-www-form-urlencoded", 415, "unsupported_media_type"),
@@ -138,3 +141,23 @@ def test_hostile_bodies_get_a_4xx_envelope_not_a_500(provider_serve: Served, bod
                    headers={"Authorization": f"Bearer {provider_serve.key}", "Content-Type": content_type})
     assert r.status_code == status, r.text
     assert r.json()["error"]["code"] == code and set(r.json()["error"]) == {"message", "type", "param", "code"}
+
+
+def test_a_model_that_is_not_a_string_is_a_400(provider_serve: Served) -> None:
+    r = httpx.post(f"{provider_serve.base_url}/chat/completions", timeout=60,
+                   json={"model": 7, "messages": [{"role": "user", "content": "hi"}]},
+                   headers={"Authorization": f"Bearer {provider_serve.key}"})
+    assert r.status_code == 400 and r.json()["error"]["param"] == "model"
+
+
+@pytest.mark.parametrize("path", ["/models", "/models/tiny-qwen3"])
+def test_head_is_answered_wherever_get_is(provider_serve: Served, path: str) -> None:
+    auth = {"Authorization": f"Bearer {provider_serve.key}"}
+    got = httpx.get(provider_serve.base_url + path, headers=auth)
+    head = httpx.head(provider_serve.base_url + path, headers=auth)
+    assert got.status_code == head.status_code == 200
+    assert head.content == b"" and head.headers["content-type"] == got.headers["content-type"]
+    assert httpx.head(provider_serve.base_url + path).status_code == 401  # the key is asked of HEAD as of GET
+    assert httpx.head(provider_serve.base_url + "/models/other", headers=auth).status_code == 404
+    wrong = httpx.delete(provider_serve.base_url + "/models", headers=auth)
+    assert wrong.status_code == 405 and set(wrong.headers["allow"].split(", ")) == {"GET", "HEAD"}

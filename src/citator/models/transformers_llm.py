@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from citator.errors import ConfigError
+from citator.models.chat_prompt import ChatPrompt
 from citator.models.directory import loading, read_config
 from citator.models.llm import Generation, LLMBackend, Message
 
@@ -35,15 +35,14 @@ class TransformersLLM(LLMBackend):
             ).to(self.device)
         self.model.eval()
         self.model_id = _model_id(path)
+        self.chat_prompt = ChatPrompt(self.tokenizer)
 
-    def _input_ids(self, messages: Sequence[Message]) -> list[int]:
-        rendered: Any = self.tokenizer.apply_chat_template(
-            [dict(m) for m in messages], tokenize=False, add_generation_prompt=True, enable_thinking=False
-        )
-        return self.tokenizer(rendered, add_special_tokens=False)["input_ids"]
+    def prompt_ids(self, messages: Sequence[Message]) -> list[int]:
+        """The input ids of `messages` under the chat template; message text never becomes a control token."""
+        return self.chat_prompt.ids(messages)
 
     def count(self, messages: Sequence[Message]) -> int:
-        return len(self._input_ids(messages))
+        return len(self.prompt_ids(messages))
 
     def first_token_ids(self, strings: Sequence[str]) -> tuple[list[int], tuple[str, ...]]:
         """The first token id of each string, and which strings span several tokens."""
@@ -62,7 +61,7 @@ class TransformersLLM(LLMBackend):
     ) -> Generation:
         import torch
 
-        input_ids = self._input_ids(messages)
+        input_ids = self.prompt_ids(messages)
         tensor = torch.tensor([input_ids], device=self.device)
         with torch.inference_mode():
             out = self.model.generate(

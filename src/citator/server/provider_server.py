@@ -67,7 +67,9 @@ def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None =
             message = f"Method {request.method} is not allowed on {request.url.path}"
         else:
             message = str(exc.detail)
-        return _error(exc.status_code, message, None, _STATUS_CODES.get(exc.status_code))
+        response = _error(exc.status_code, message, None, _STATUS_CODES.get(exc.status_code))
+        response.headers.update(exc.headers or {})  # a 405's Allow names the methods the path answers
+        return response
 
     @app.exception_handler(Exception)
     async def server_error(request: Request, exc: Exception) -> JSONResponse:
@@ -83,14 +85,15 @@ def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None =
     def _unauthorised() -> JSONResponse:
         return _error(401, "missing or wrong API key (send it as: Authorization: Bearer KEY)", None, "invalid_api_key")
 
-    @app.get("/v1/models")
+    # HEAD is answered wherever GET is, as HTTP asks (FastAPI's `get` routes answer GET alone).
+    @app.api_route("/v1/models", methods=["GET", "HEAD"])
     def models(request: Request) -> Any:
         if not _authorised(request):
             return _unauthorised()
         return {"object": "list",
                 "data": [{"id": served_name, "object": "model", "created": created, "owned_by": "citator"}]}
 
-    @app.get("/v1/models/{name:path}")
+    @app.api_route("/v1/models/{name:path}", methods=["GET", "HEAD"])
     def model_info(name: str, request: Request) -> Any:
         if not _authorised(request):
             return _unauthorised()
@@ -118,8 +121,13 @@ def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None =
             return _error(400, "body is not JSON", None, "invalid_json")
         if not isinstance(payload, dict):
             return _error(400, "body must be a JSON object", None, "invalid_json")
-        if payload.get("model") not in (None, served_name):
-            return _error(404, f"The model {payload.get('model')!r} does not exist (serving {served_name!r})",
+        # The model is required, as in OpenAI's API: the name is how a client knows it reached the model it meant.
+        if payload.get("model") is None:
+            return _error(400, "Missing required parameter: 'model'.", "model", "missing_required_parameter")
+        if not isinstance(payload["model"], str):
+            return _error(400, "model must be a string", "model", "invalid_value")
+        if payload["model"] != served_name:
+            return _error(404, f"The model {payload['model']!r} does not exist (serving {served_name!r})",
                           "model", "model_not_found")
         try:
             # Generation is CPU/GPU bound: run it off the event loop.

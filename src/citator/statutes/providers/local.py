@@ -63,9 +63,7 @@ class LocalChatModel:
 
         request = parse_chat_request(payload, max_tokens_cap=self.max_tokens_cap)
         tok = self.llm.tokenizer
-        messages = [{"role": role, "content": text} for role, text in request.messages]
-        rendered = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, enable_thinking=False)
-        input_ids = tok(rendered, add_special_tokens=False)["input_ids"]
+        input_ids = self.llm.prompt_ids([{"role": role, "content": text} for role, text in request.messages])
         # Refused before any model work: prompt and completion must fit the context window together.
         if len(input_ids) + request.max_tokens > self.context_tokens:
             raise RequestRejected(
