@@ -177,3 +177,17 @@ def test_a_busy_store_unknown_items_and_control_characters(review_server, monkey
     assert client.post(f"/items/{key}", data={**form, "note": "a\x00b\x1b[31mc\td\ne"}).status_code == 303
     with LabelStore(review_server.db) as store:
         assert "ab[31mc\td\ne" in [lab.note for lab in store.labels()]
+
+
+def test_head_is_answered_wherever_get_is(review_server) -> None:  # type: ignore[no-untyped-def]
+    """A monitor or link checker asks HEAD: it gets GET's status and headers with no body, never a 405."""
+    signed_out, signed_in = _client(review_server), _signed_in(review_server)
+    key = _item_keys(signed_in)[0]
+    for client, path in ((signed_out, "/"), (signed_out, "/queue"), (signed_in, "/queue"),
+                         (signed_in, f"/items/{key}"), (signed_in, "/items/nope"), (signed_in, "/static/review.css")):
+        get, head = client.get(path), client.head(path)
+        assert head.status_code == get.status_code, path
+        for name in ("content-type", "location", "content-security-policy"):
+            assert head.headers.get(name) == get.headers.get(name), (path, name)
+        assert head.content == b"", path
+    assert set(signed_out.post("/").headers["allow"].split(", ")) == {"GET", "HEAD"}

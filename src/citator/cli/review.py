@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from citator.cli.arguments import PORT
 from citator.data.atomic import write_json_atomic
 from citator.errors import CitatorError
 
@@ -18,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = rsub.add_parser("serve", help="run the review web app")
     db_arg(p)
-    p.add_argument("--port", type=int, default=8765, help="TCP port (default: %(default)s)")
+    p.add_argument("--port", type=PORT, default=8765, help="TCP port (default: %(default)s)")
     p.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1; anything else exposes reviewer pages")
     p.set_defaults(func=run_serve)
 
@@ -65,21 +66,25 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from citator.server.pages import warn_unless_loopback
+    from citator.server.pages import bound_port, listen, serve_on, warn_unless_loopback
     from citator.server.review import create_app
 
     warn_unless_loopback(args.host, "sees the review pages")
-    print(f"review app on http://{args.host}:{args.port}/ (Ctrl-C to stop)", file=sys.stderr)
-    uvicorn.run(create_app(args.db), host=args.host, port=args.port, log_level="warning")
+    sock = listen(args.host, args.port)  # a taken port or a store it cannot use is one line, before the banner
+    try:
+        app = create_app(args.db)
+    except BaseException:
+        sock.close()
+        raise
+    print(f"review app on http://{args.host}:{bound_port(sock)}/ (Ctrl-C to stop)", file=sys.stderr)
+    serve_on(sock, app)
     return 0
 
 
 def run_add_reviewer(args: argparse.Namespace) -> int:
-    from citator.statutes.review import LabelStore
+    from citator.statutes.review import command_store
 
-    with LabelStore(args.db) as store:
+    with command_store(args.db) as store:
         token = store.add_reviewer(args.name, new_token=args.new_token)
     print(f"reviewer {args.name.strip()!r} added; their token (shown only now, stored as a hash):", file=sys.stderr)
     print(token)
@@ -87,10 +92,10 @@ def run_add_reviewer(args: argparse.Namespace) -> int:
 
 
 def run_load(args: argparse.Namespace) -> int:
-    from citator.statutes.review import LabelStore, read_pool
+    from citator.statutes.review import command_store, read_pool
 
     entries = read_pool(args.run_dir)
-    with LabelStore(args.db) as store:
+    with command_store(args.db) as store:
         counts = store.load_items(e.item for e in entries)
         stale = len(store.stale_labels())
     print(f"{counts.added} added, {counts.changed} changed, {counts.unchanged} unchanged")
@@ -100,9 +105,9 @@ def run_load(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from citator.statutes.review import LabelStore, export_labels
+    from citator.statutes.review import command_store, export_labels
 
-    with LabelStore(args.db) as store:
+    with command_store(args.db) as store:
         counts = export_labels(store, args.out, include_stale=args.include_stale)
     print(f"{counts.written} label(s) written to {args.out}")
     if counts.stale_left_out:
@@ -111,9 +116,9 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from citator.statutes.review import LabelStore, import_labels
+    from citator.statutes.review import command_store, import_labels
 
-    with LabelStore(args.db) as store:
+    with command_store(args.db) as store:
         counts = import_labels(store, args.labels)
         stale = len(store.stale_labels())
     print(", ".join(f"{counts[k]} {k}" for k in ("added", "updated", "unchanged", "kept")))
@@ -123,9 +128,9 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_stale(args: argparse.Namespace) -> int:
-    from citator.statutes.review import LabelStore
+    from citator.statutes.review import command_store
 
-    with LabelStore(args.db) as store:
+    with command_store(args.db) as store:
         stale = store.stale_labels()
     for lab, item in stale:
         changed = [name for name, old, new in zip(("query", "section", "passage"), lab.hashes, item.hashes, strict=True)
@@ -136,12 +141,12 @@ def run_stale(args: argparse.Namespace) -> int:
 
 
 def run_metrics(args: argparse.Namespace) -> int:
-    from citator.statutes.review import LabelStore, keyword_order, read_labels, read_pool
+    from citator.statutes.review import command_store, keyword_order, read_labels, read_pool
     from citator.statutes.review.report import human_label_report, read_ranking
 
     entries = read_pool(args.run_dir)
     if args.db:
-        with LabelStore(args.db) as store:
+        with command_store(args.db) as store:
             labels = store.labels()
     else:
         labels = read_labels(args.labels)
@@ -150,6 +155,9 @@ def run_metrics(args: argparse.Namespace) -> int:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
             raise CitatorError(f"--ranking expects NAME=FILE, got {spec!r}")
+        if name in rankings:  # "keyword" is the pool's own order, and each name is one column of the report
+            raise CitatorError(f"--ranking {spec!r}: the name {name!r} is already taken; give each ranking its own "
+                               "name (keyword is the pool's order, always reported)")
         rankings[name] = read_ranking(path)
     report = human_label_report(entries, labels, rankings, reviewer=args.reviewer, consensus=args.consensus,
                                 min_grade=args.min_grade)

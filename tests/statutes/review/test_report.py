@@ -102,6 +102,13 @@ def test_review_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str
         (f, m, g, 1) for f in ("section", "passage") for m in ("P@5", "nDCG@5")
         for g in ("dev/ranking", "heldout/ranking")
     }
+    # The keyword order is always in the report: a ranking may not take its name (nor two rankings one name).
+    ranking = tmp_path / "ranking.jsonl"
+    ranking.write_text("")
+    for specs in (["keyword=" + str(ranking)], ["mine=" + str(ranking), "mine=" + str(ranking)]):
+        argv = ["review", "metrics", str(run), "--labels", str(tmp_path / "labels.jsonl")]
+        assert main(argv + [a for spec in specs for a in ("--ranking", spec)]) == 2
+        assert "is already taken" in capsys.readouterr().err
     assert main(["review", "stale", "--db", db]) == 0
     assert main(["review", "load", str(build_run(tmp_path / "run2", edit={"NRS 1.301": "New."})), "--db", db]) == 0
     assert main(["review", "stale", "--db", db]) == 1

@@ -7,7 +7,6 @@ serves only server-rendered HTML and one stylesheet (no scripts, no JSON, no Ope
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Iterator, Mapping
 from http import HTTPStatus
 from pathlib import Path
@@ -90,8 +89,8 @@ def create_app(db_path: str | Path) -> FastAPI:
     async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
         return refuse(request, exc.status_code, str(exc.detail), headers=exc.headers)
 
+    # The store turns SQLite's own errors into these: busy (503, try again) or a store it cannot use (500 below).
     @app.exception_handler(LabelStoreBusy)
-    @app.exception_handler(sqlite3.OperationalError)
     async def store_busy(request: Request, exc: Exception) -> HTMLResponse:
         # Another writer (an import, a load) held the store past the 10 s wait: nothing was saved, try again.
         return refuse(request, 503, "The label store is busy with another writer; nothing was saved. Try again in a "
@@ -105,7 +104,8 @@ def create_app(db_path: str | Path) -> FastAPI:
     async def bad_form(request: Request, exc: RequestValidationError) -> HTMLResponse:
         return refuse(request, 400, "The form was incomplete or malformed.")
 
-    @app.get("/", response_class=HTMLResponse)
+    # HEAD wherever GET: a link checker or monitor asks HEAD first, and a 405 would read as a broken page.
+    @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
     def home(request: Request, s: LabelStore = Depends(store)) -> Response:
         if signed_in(request, s) is not None:
             return RedirectResponse("/queue", status_code=303)
@@ -134,7 +134,7 @@ def create_app(db_path: str | Path) -> FastAPI:
         response.delete_cookie(SESSION_COOKIE, path="/")
         return response
 
-    @app.get("/queue", response_class=HTMLResponse)
+    @app.api_route("/queue", methods=["GET", "HEAD"], response_class=HTMLResponse)
     def queue(request: Request, s: LabelStore = Depends(store)) -> Response:
         reviewer = signed_in(request, s)
         if reviewer is None:
@@ -147,7 +147,7 @@ def create_app(db_path: str | Path) -> FastAPI:
         return page(request, "queue.html", reviewer=reviewer, progress=s.progress(reviewer), rows=rows,
                     saved=request.query_params.get("saved"))
 
-    @app.get("/items/{key}", response_class=HTMLResponse)
+    @app.api_route("/items/{key}", methods=["GET", "HEAD"], response_class=HTMLResponse)
     def item(request: Request, key: str, s: LabelStore = Depends(store)) -> Response:
         reviewer = signed_in(request, s)
         if reviewer is None:

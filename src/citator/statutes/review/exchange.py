@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,10 +9,8 @@ from pathlib import Path
 from citator.data.atomic import write_jsonl_atomic
 from citator.data.jsonl import iter_jsonl, require_str
 from citator.errors import LabelError
-from citator.statutes.review.records import LabelRecord, parse_grade
+from citator.statutes.review.records import HEX64, TIMESTAMP_RULE, LabelRecord, parse_grade, parse_timestamp
 from citator.statutes.review.store import LabelStore
-
-_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -43,13 +40,16 @@ def read_labels(path: str | Path) -> list[LabelRecord]:
         hashes = []
         for key in ("query_sha256", "section_sha256", "passage_sha256"):
             value = require_str(obj, key, path, line, LabelError)
-            if not _HEX64.fullmatch(value):
+            if not HEX64.fullmatch(value):
                 raise LabelError(path, line, "expected 64 lowercase hex digits", field=key)
             hashes.append(value)
         complete = obj.get("complete")
         if not isinstance(complete, bool):
             raise LabelError(path, line, f"expected true or false, got {complete!r}", field="complete")
         labeled_at = require_str(obj, "labeled_at", path, line, LabelError)
+        # The newer label wins an import: a time that names no instant cannot be ordered against another.
+        if parse_timestamp(labeled_at) is None:
+            raise LabelError(path, line, f"expected {TIMESTAMP_RULE}, got {labeled_at[:60]!r}", field="labeled_at")
         if (q, d, who) in seen:
             raise LabelError(path, line, f"duplicate label (first on line {seen[(q, d, who)]})", field="reviewer")
         seen[(q, d, who)] = line

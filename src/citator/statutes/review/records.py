@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 # 0 unrelated, 1 topical but not useful, 2 useful, 3 directly addresses the issue; "unknown" is never 0.
@@ -32,6 +34,24 @@ def parse_grade(value: Any) -> Grade | None:
         if v in ("0", "1", "2", "3"):
             return int(v)
     return None
+
+
+HEX64 = re.compile(r"[0-9a-f]{64}")
+TIMESTAMP_RULE = "an ISO-8601 timestamp with a timezone, e.g. 2024-05-01T12:00:00+00:00"
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """An ISO-8601 timestamp with a timezone, as an aware UTC datetime (so "Z", "+02:00" and "+00:00" compare by
+    the instant they name, never as text); None for anything else, a naive time included (its instant is unknown)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+        if parsed.utcoffset() is None:
+            return None
+        return parsed.astimezone(UTC)
+    except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 pushed past the calendar by its offset
+        return None
 
 
 def item_key(query_id: str, doc_id: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -14,16 +15,25 @@ from citator.data.atomic import check_output
 from citator.errors import LabelStoreBusy, LabelStoreError, NoReviewItem
 from citator.statutes.review.migrations import migrate
 from citator.statutes.review.queue import queue_order
-from citator.statutes.review.records import Grade, LabelRecord, Reviewer, ReviewItem, parse_grade
+from citator.statutes.review.records import (
+    HEX64,
+    TIMESTAMP_RULE,
+    Grade,
+    LabelRecord,
+    Reviewer,
+    ReviewItem,
+    parse_grade,
+    parse_timestamp,
+)
+from citator.statutes.review.rows import ITEM_COLUMNS as _ITEM_COLUMNS
+from citator.statutes.review.rows import item_from_row, item_problem, label_from_row, reviewer_name
 from citator.statutes.review.tokens import new_secret, secret_hash
 
-_ITEM_COLUMNS = (
-    "query_id", "doc_id", "query", "split", "family", "kind", "heading", "section_text", "caption", "passage",
-    "query_sha256", "section_sha256", "passage_sha256",
-)
+_ITEM_SELECT = f"SELECT id, item_key, {', '.join(_ITEM_COLUMNS)} FROM items"
 _LABEL_SELECT = """
-    SELECT i.query_id, i.doc_id, r.name, l.section_grade, l.passage_grade, l.note,
-           l.query_sha256, l.section_sha256, l.passage_sha256, l.complete, l.updated_at
+    SELECT l.id AS label_id, l.item_id, l.reviewer_id, i.query_id, i.doc_id, r.name,
+           l.section_grade, l.passage_grade, l.note, l.query_sha256, l.section_sha256, l.passage_sha256,
+           l.complete, l.updated_at
     FROM labels l JOIN items i ON i.id = l.item_id JOIN reviewers r ON r.id = l.reviewer_id
 """
 _UPSERT_LABEL = """
@@ -44,6 +54,12 @@ BUSY_SECONDS = 10.0
 def now() -> str:
     """UTC timestamp, ISO 8601 to the second."""
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _ended(expires_at: object) -> bool:
+    """A session has ended at its expiry instant; a time that names no instant ends it too (never a free pass)."""
+    instant = parse_timestamp(expires_at)
+    return instant is None or instant < datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -69,13 +85,35 @@ def _grade_text(grade: Grade) -> str:
     return str(grade)
 
 
-def _item(row: sqlite3.Row) -> ReviewItem:
-    return ReviewItem(**{c: row[c] for c in _ITEM_COLUMNS})
+def _busy(exc: sqlite3.Error) -> bool:
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
-def _label(row: sqlite3.Row | tuple) -> LabelRecord:
-    q, d, name, sg, pg, note, qh, sh, ph, complete, at = tuple(row)
-    return LabelRecord(q, d, name, parse_grade(sg), parse_grade(pg), note, qh, sh, ph, bool(complete), at)  # type: ignore[arg-type]
+@contextlib.contextmanager
+def command_store(path: str | Path) -> Iterator[LabelStore]:
+    """The label store for one command. When the command fails (bad input refused), a store that this call
+    created and that still holds no row is removed again: a refused command leaves no empty store behind. A store
+    that existed before is never removed."""
+    target = Path(path)
+    created = not os.path.lexists(target)
+    store: LabelStore | None = None
+    try:
+        store = LabelStore(target)
+        yield store
+    except BaseException:
+        # A failed open cannot have been shared yet; an open store is removed only if nothing was written to it.
+        try:
+            empty = store is None or store.is_empty()
+        except LabelStoreError:
+            empty = False  # cannot tell: keep it, and report the command's own error
+        if store is not None:
+            store.close()
+        if created and empty:
+            for leftover in (target, *(target.with_name(target.name + s) for s in ("-wal", "-shm", "-journal"))):
+                with contextlib.suppress(FileNotFoundError):
+                    leftover.unlink()
+        raise
+    store.close()
 
 
 class LabelStore:
@@ -86,16 +124,29 @@ class LabelStore:
         self.path = check_output(path, in_place=True)
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_SECONDS)
-            self._conn.row_factory = sqlite3.Row
-            self._conn.execute("PRAGMA foreign_keys = ON")
-            # WAL lets the CLI load or export while the review server is running.
-            self._conn.execute("PRAGMA journal_mode = WAL")
         except sqlite3.Error as exc:
             raise LabelStoreError(f"{self.path}: cannot open the label store: {exc}") from exc
-        migrate(self._conn)
-        if self._conn.execute("SELECT 1 FROM meta WHERE key = 'queue_key'").fetchone() is None:
+        try:
+            self._conn.row_factory = sqlite3.Row
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            # Migrated and checked before WAL is set: a database that is refused is left as it was.
+            migrate(self._conn, self.path)
+            # WAL lets the CLI load or export while the review server is running.
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            key = self._conn.execute("SELECT value FROM meta WHERE key = 'queue_key'").fetchone()
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise LabelStoreError(f"{self.path}: cannot open the label store: {exc}") from exc
+        except BaseException:
+            self._conn.close()
+            raise
+        if key is None:
             with self._tx() as c:
                 c.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('queue_key', ?)", (secrets.token_hex(32),))
+        elif not isinstance(key[0], str) or not HEX64.fullmatch(key[0]):
+            self._conn.close()
+            raise LabelStoreError(f'{self.path}: table "meta" key "queue_key": expected 64 lowercase hex digits; fix '
+                                  "or delete that row (a new key reshuffles every reviewer's queue)")
 
     def close(self) -> None:
         self._conn.close()
@@ -106,23 +157,42 @@ class LabelStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _error(self, exc: sqlite3.Error) -> LabelStoreError:
+        """What an SQLite failure means to the user: busy (try again) or a store that cannot be used as it is."""
+        if _busy(exc):  # locked by another writer past the connection's 10 s wait
+            return LabelStoreBusy(f"{self.path}: the label store is busy with another writer ({exc}); nothing was "
+                                  "written, try again")
+        return LabelStoreError(f"{self.path}: the label store cannot be used: {exc}")
+
+    def _rows(self, sql: str, params: tuple[object, ...] = ()) -> list[sqlite3.Row]:
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         try:
             self._conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:  # locked by another writer past the connection's 10 s wait
-            raise LabelStoreBusy(f"{self.path}: the label store is busy with another writer ({exc}); nothing was "
-                                 "written, try again") from None
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
         try:
             yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
+            self._conn.execute("COMMIT")
+        except BaseException as exc:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise self._error(exc) from None
             raise
-        self._conn.execute("COMMIT")
+
+    def is_empty(self) -> bool:
+        """True when the store holds no item, reviewer, label or session (its random queue key aside)."""
+        return not any(self._rows(f"SELECT 1 FROM {t} LIMIT 1") for t in ("items", "reviewers", "labels", "sessions"))
 
     @property
     def queue_key(self) -> bytes:
-        return bytes.fromhex(self._conn.execute("SELECT value FROM meta WHERE key = 'queue_key'").fetchone()[0])
+        return bytes.fromhex(self._rows("SELECT value FROM meta WHERE key = 'queue_key'")[0][0])
 
     # reviewers and sessions
 
@@ -154,24 +224,23 @@ class LabelStore:
         return int(cur.lastrowid or 0)
 
     def reviewers(self) -> list[Reviewer]:
-        rows = self._conn.execute("SELECT id, name, token_sha256 FROM reviewers ORDER BY name").fetchall()
-        return [Reviewer(r[0], r[1], r[2] is not None) for r in rows]
+        rows = self._rows("SELECT id, name, token_sha256 FROM reviewers ORDER BY name")
+        return [Reviewer(r["id"], reviewer_name(self.path, r), r["token_sha256"] is not None) for r in rows]
 
     def reviewer_for_token(self, token: str) -> Reviewer | None:
         """The reviewer holding `token`, or None (an empty or unknown token never matches)."""
         if not token:
             return None
-        row = self._conn.execute(
-            "SELECT id, name FROM reviewers WHERE token_sha256 = ?", (secret_hash(token),)
-        ).fetchone()
-        return Reviewer(row[0], row[1], True) if row else None
+        rows = self._rows("SELECT id, name FROM reviewers WHERE token_sha256 = ?", (secret_hash(token),))
+        return Reviewer(rows[0]["id"], reviewer_name(self.path, rows[0]), True) if rows else None
 
     def open_session(self, reviewer: Reviewer) -> str:
         """Start a session for a signed-in reviewer; return its secret (the cookie value)."""
         secret = new_secret()
         expires = (datetime.now(UTC) + timedelta(hours=SESSION_HOURS)).isoformat(timespec="seconds")
         with self._tx() as c:
-            c.execute("DELETE FROM sessions WHERE expires_at < ?", (now(),))
+            ended = [(h,) for h, at in c.execute("SELECT session_sha256, expires_at FROM sessions") if _ended(at)]
+            c.executemany("DELETE FROM sessions WHERE session_sha256 = ?", ended)
             c.execute(
                 "INSERT INTO sessions (session_sha256, reviewer_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
                 (secret_hash(secret), reviewer.reviewer_id, now(), expires),
@@ -181,12 +250,14 @@ class LabelStore:
     def reviewer_for_session(self, secret: str) -> Reviewer | None:
         if not secret:
             return None
-        row = self._conn.execute(
-            "SELECT r.id, r.name FROM sessions s JOIN reviewers r ON r.id = s.reviewer_id "
-            "WHERE s.session_sha256 = ? AND s.expires_at >= ? AND r.token_sha256 IS NOT NULL",
-            (secret_hash(secret), now()),
-        ).fetchone()
-        return Reviewer(row[0], row[1], True) if row else None
+        rows = self._rows(
+            "SELECT r.id, r.name, s.expires_at FROM sessions s JOIN reviewers r ON r.id = s.reviewer_id "
+            "WHERE s.session_sha256 = ? AND r.token_sha256 IS NOT NULL",
+            (secret_hash(secret),),
+        )
+        if not rows or _ended(rows[0]["expires_at"]):
+            return None
+        return Reviewer(rows[0]["id"], reviewer_name(self.path, rows[0]), True)
 
     def close_session(self, secret: str) -> None:
         with self._tx() as c:
@@ -200,6 +271,11 @@ class LabelStore:
         stamp = now()
         # Sorted so row ids follow (query_id, doc_id), never the order (rank) of the source file.
         ordered = sorted(items, key=lambda it: (it.query_id, it.doc_id))
+        for it in ordered:  # checked here too, or the store would refuse to read back what it was given
+            problem = item_problem(it)
+            if problem is not None:
+                raise LabelStoreError(f"review item for query {it.query_id!r}, candidate {it.doc_id!r}: {problem[0]} "
+                                      f"{problem[1]}; nothing was loaded")
         with self._tx() as c:
             for it in ordered:
                 values = tuple(getattr(it, col) for col in _ITEM_COLUMNS)
@@ -226,12 +302,11 @@ class LabelStore:
         return LoadCounts(added, changed, unchanged)
 
     def items(self) -> list[ReviewItem]:
-        rows = self._conn.execute(f"SELECT {', '.join(_ITEM_COLUMNS)} FROM items ORDER BY query_id, doc_id")
-        return [_item(r) for r in rows.fetchall()]
+        return [item_from_row(self.path, r) for r in self._rows(_ITEM_SELECT + " ORDER BY query_id, doc_id")]
 
     def item(self, key: str) -> ReviewItem | None:
-        row = self._conn.execute(f"SELECT {', '.join(_ITEM_COLUMNS)} FROM items WHERE item_key = ?", (key,)).fetchone()
-        return _item(row) if row else None
+        rows = self._rows(_ITEM_SELECT + " WHERE item_key = ?", (key,))
+        return item_from_row(self.path, rows[0]) if rows else None
 
     def queue(self, reviewer: Reviewer) -> list[ReviewItem]:
         """Every item, in this reviewer's keyed-hash order."""
@@ -243,13 +318,11 @@ class LabelStore:
         """All labels (or one reviewer's), stale ones included, ordered by query, candidate, reviewer."""
         sql = _LABEL_SELECT + (" WHERE r.name = ?" if reviewer is not None else "")
         sql += " ORDER BY i.query_id, i.doc_id, r.name"
-        return [_label(r) for r in self._conn.execute(sql, (reviewer,) if reviewer is not None else ()).fetchall()]
+        return [label_from_row(self.path, r) for r in self._rows(sql, (reviewer,) if reviewer is not None else ())]
 
     def label(self, reviewer: Reviewer, key: str) -> LabelRecord | None:
-        row = self._conn.execute(
-            _LABEL_SELECT + " WHERE l.reviewer_id = ? AND i.item_key = ?", (reviewer.reviewer_id, key)
-        ).fetchone()
-        return _label(row) if row else None
+        rows = self._rows(_LABEL_SELECT + " WHERE l.reviewer_id = ? AND i.item_key = ?", (reviewer.reviewer_id, key))
+        return label_from_row(self.path, rows[0]) if rows else None
 
     def stale_labels(self) -> list[tuple[LabelRecord, ReviewItem]]:
         """Labels whose bound hashes no longer match the item's current texts."""
@@ -293,7 +366,14 @@ class LabelStore:
         return saved
 
     def put_label(self, record: LabelRecord) -> str:
-        """Store an imported label as given (hashes included); return "added", "updated", "unchanged" or "kept"."""
+        """Store an imported label as given (hashes included); return "added", "updated", "unchanged" or "kept".
+
+        Of two labels by one reviewer for one item, the one with the later `labeled_at` instant is kept."""
+        given = parse_timestamp(record.labeled_at)
+        if given is None:
+            raise LabelStoreError(f"labeled_at: expected {TIMESTAMP_RULE}, got {record.labeled_at[:60]!r}")
+        if parse_grade(record.section_grade) is None or parse_grade(record.passage_grade) is None:
+            raise LabelStoreError("grades must be 0, 1, 2, 3 or unknown")
         with self._tx() as c:
             item = c.execute(
                 "SELECT id FROM items WHERE query_id = ? AND doc_id = ?", (record.query_id, record.doc_id)
@@ -307,10 +387,13 @@ class LabelStore:
                 _LABEL_SELECT + " WHERE l.reviewer_id = ? AND l.item_id = ?", (reviewer_id, item[0])
             ).fetchone()
             if old is not None:
-                old_label = _label(old)
+                old_label = label_from_row(self.path, old)
                 if old_label == record:
                     return "unchanged"
-                if old_label.labeled_at >= record.labeled_at:
+                stored = parse_timestamp(old_label.labeled_at)
+                assert stored is not None  # label_from_row refuses a row whose time names no instant
+                # Instants, not text: as text "...Z" sorts after "...+00:00" of the same second, "zzz" after any year.
+                if stored >= given:
                     return "kept"  # the store's own label is as new or newer
             c.execute(
                 _UPSERT_LABEL,
