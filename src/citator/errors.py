@@ -5,6 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def one_line(text: str) -> str:
+    """`text` as one line on a terminal: characters that are not printable (line breaks, escape sequences, bidi
+    overrides, lone surrogates) written as their Python escapes, so no input can break or recolour the line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 class CitatorError(Exception):
     """Base class of every error citator raises on purpose."""
 

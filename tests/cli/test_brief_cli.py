@@ -95,3 +95,17 @@ def test_a_cold_brief_in_a_real_process(brief_index: Path) -> None:
     expected = StanceIndex.open(brief_index).brief(TEXT, k=3)
     assert [h["doc_id"] for h in got["supported"]] == [h.doc_id for h in expected.supported]
     assert "Traceback" not in done.stderr
+
+
+def test_a_terminal_sees_no_control_characters(brief_index: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # An escape sequence typed or stored in a corpus reaches the terminal as text, never as a command to it.
+    code, out, _ = _brief(capsys, "--index-dir", str(brief_index), "--k", "2", "a grant \x1b[31mof land\x07 \u202e")
+    assert code == 0 and "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert out.startswith("Proposition: a grant \\x1b[31mof land\\x07 \\u202e\n")
+
+
+def test_one_line_escapes_what_is_not_printable() -> None:
+    from citator.errors import one_line
+
+    assert one_line("plain text, é, 中文") == "plain text, é, 中文"
+    assert one_line("a\nb\x1b[2J\u202e\ud800") == "a\\nb\\x1b[2J\\u202e\\ud800"

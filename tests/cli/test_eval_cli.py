@@ -73,3 +73,13 @@ def test_bad_input_exits_2_with_typed_error(files: dict[str, Path], capsys: pyte
                "--results", str(files["results"])])
     assert rc == 2
     assert 'QueryError: bad.jsonl line 1 field "stance": unknown stance "maybe"' in capsys.readouterr().err
+
+
+def test_an_error_naming_a_hostile_id_stays_one_line(files: dict[str, Path],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    _write(files["queries"], [{"query_id": "a\nb\x1b[31m", "text": "x", "stance": "all"},
+                              {"query_id": "a\nb\x1b[31m", "text": "y", "stance": "all"}])
+    assert main(["eval", "--queries", str(files["queries"]), "--ground-truth", str(files["gt"]),
+                 "--results", str(files["results"])]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "\x1b" not in err and "a\\nb\\x1b[31m" in err, err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import stat
 from pathlib import Path
@@ -140,3 +141,71 @@ def test_a_run_directory_that_is_a_file_is_one_clear_error(
     assert main(command + ["--out", str(tmp_path / "FILE")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"OutputError: {tmp_path / 'FILE'}: is a file, not a directory; give a directory for the output"]
+
+
+def test_an_output_inside_a_directory_the_command_reads_is_refused(brief_index: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # `--output idx/manifest.json` would replace the manifest of the index the brief reads: under any spelling of
+    # the folder, the command refuses before it starts and the index is as it was.
+    index = tmp_path / "idx"
+    shutil.copytree(brief_index, index)
+    (tmp_path / "alias").symlink_to(index)
+    before = (index / "manifest.json").read_bytes()
+    for target in (index / "manifest.json", tmp_path / "alias" / "manifest.json", index):
+        assert main(["brief", "--index-dir", str(index), "--k", "1", "--output", str(target), "law"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"OutputError: {target}: is inside {index}"), err
+    assert (index / "manifest.json").read_bytes() == before
+    assert main(["brief", "--index-dir", str(index), "--k", "1", "--output", str(tmp_path / "b.txt"), "law"]) == 0
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path: Path) -> None:
+    # Reviewer notes exported over a private file must stay private.
+    private = tmp_path / "labels.jsonl"
+    private.write_text("old\n")
+    os.chmod(private, 0o600)
+    write_text_atomic(private, "new\n")
+    assert private.read_text() == "new\n" and stat.S_IMODE(os.stat(private).st_mode) == 0o600
+    fresh = tmp_path / "fresh.txt"
+    write_text_atomic(fresh, "x")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(os.stat(fresh).st_mode) == 0o666 & ~umask
+
+
+def test_a_build_removes_only_folders_it_made(tmp_path: Path) -> None:
+    # Earlier builds' folders go once a build has switched; a user's folder that merely starts with "build-", and
+    # an earlier build's folder holding a file the command reads (a corpus given from its copy), stay.
+    from citator.stance.retrieve.index_dir import fresh_build
+
+    (tmp_path / "build-keep").mkdir()
+    (tmp_path / "build-keep" / "notes.txt").write_text("mine")
+    (tmp_path / "build-abcd_123").mkdir()
+    (tmp_path / "build-abcd_123" / "dense.npy").write_bytes(b"old")
+    (tmp_path / "build-zz99zz99").mkdir()
+    corpus = tmp_path / "build-zz99zz99" / "documents.jsonl"
+    corpus.write_text("{}\n")
+    with command_inputs([str(corpus)]), fresh_build(tmp_path) as new:
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["build-keep", "build-zz99zz99", new.name])
+    assert (tmp_path / "build-keep" / "notes.txt").read_text() == "mine" and corpus.read_text() == "{}\n"
+
+
+def test_training_refuses_to_empty_an_encoder_folder_it_did_not_finish(tmp_path: Path) -> None:
+    from citator.stance.learn.train import FINETUNE_STAMP, clear_encoder_dir
+
+    theirs = tmp_path / "encoder"
+    theirs.mkdir()
+    (theirs / "weights.bin").write_bytes(b"the user's")
+    with pytest.raises(OutputError, match="no citator fine-tune finished"):
+        clear_encoder_dir(theirs)
+    assert (theirs / "weights.bin").read_bytes() == b"the user's"
+    ours = tmp_path / "ours"
+    ours.mkdir()
+    (ours / FINETUNE_STAMP).write_text("{}")
+    (ours / "model.safetensors").write_bytes(b"x")
+    clear_encoder_dir(ours)
+    assert not ours.exists()
+    (tmp_path / "empty").mkdir()
+    clear_encoder_dir(tmp_path / "empty")
+    clear_encoder_dir(tmp_path / "absent")

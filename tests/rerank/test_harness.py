@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from citator.cli.main import main
 from citator.data import read_graded_qrels, read_results
 from citator.evaluate import ndcg, reward_between
@@ -66,6 +68,36 @@ def test_bad_deployment_stops_before_loading(tmp_path: Path, capsys) -> None:  #
             "--deployment", str(deployment), "--out", str(tmp_path / "run")]
     assert main(argv) == 2
     assert "unknown key" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--cpu-seconds", "--response-timeout"])
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_limits_that_are_not_finite_are_refused_before_loading(tmp_path: Path, capsys, flag: str,  # noqa: ANN001
+                                                               value: str) -> None:
+    # NaN passed every "> 0" check, and a NaN timeout waited forever for a silent strategy.
+    argv = ["rerank", "--pool", str(POOL), "--qrels", str(QRELS), "--model", str(tmp_path / "no-model"),
+            "--strategy", "bm25", "--out", str(tmp_path / "run"), flag, value]
+    assert main(argv) == 2
+    assert "must be a finite number" in capsys.readouterr().err
+
+
+def test_a_run_directory_held_by_another_run_is_refused(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    from citator.data.atomic import exclusive_dir
+
+    argv = ["rerank", "--pool", str(POOL), "--qrels", str(QRELS), "--model", str(tmp_path / "no-model"),
+            "--strategy", "bm25", "--out", str(tmp_path / "run")]
+    with exclusive_dir(tmp_path / "run", ".run.lock", "held by the test"):
+        assert main(argv) == 2
+    assert "another citator run is writing this run directory" in capsys.readouterr().err
+
+
+def test_every_query_id_has_a_ledger_of_its_own() -> None:
+    from citator.rerank.workload import _safe
+
+    ids = ["19335", "a/b", "a_b", "a\\b", "..", ".", "", "é", "e", "x" * 300, "x" * 301, "a~b", "\ud800"]
+    names = [_safe(i) for i in ids]
+    assert len(set(names)) == len(ids) and names[:1] == ["19335"] and names[2] == "a_b"
+    assert all(0 < len(n.encode()) <= 120 and "/" not in n and n not in (".", "..") for n in names)
 
 
 def test_pool_queries_the_qrels_do_not_judge_are_refused_before_loading(tmp_path: Path, capsys) -> None:  # noqa: ANN001

@@ -119,13 +119,27 @@ def test_without_the_process_filter_a_child_s_cpu_is_still_metered(tiny_llm, poo
     assert outcome.failure is not None and outcome.failure.kind == "cpu", outcome.failure
 
 
-def test_a_run_directory_its_user_cannot_reach_is_one_clear_error(tiny_llm, short_limits) -> None:  # noqa: ANN001
+def test_a_run_directory_its_user_cannot_reach_is_one_clear_error(tiny_llm, short_limits, pool) -> None:  # noqa: ANN001
     if os.geteuid() != 0:
         pytest.skip("needs root: a runner's own user reaches its own private directory")
     private = Path(tempfile.mkdtemp(prefix="citator-test-private-"))  # 0700: nobody cannot enter it
     try:
+        # Without namespaces of its own the strategy would see the host's private directory: refused up front.
         with pytest.raises(RerankError, match="the run's directory must be reachable by that user"):
-            Runner(tiny_llm, "bm25", short_limits, work_root=private)
+            Runner(tiny_llm, "bm25", short_limits, work_root=private, isolate_network=False)
         assert list(private.iterdir()) == []
+        # Inside its own namespaces only the run's directory is bound in, under searchable placeholders: the probe
+        # runs there too, so what it accepts is what runs.
+        from citator.rerank import namespaces
+        from citator.rerank.account import sandbox_user
+
+        if namespaces.available(sandbox_user("nobody")):
+            runner = Runner(tiny_llm, "bm25", short_limits, work_root=private)
+            try:
+                assert runner.protections["private_tmp"]
+                assert runner.run_query(pool[0]).failure is None
+            finally:
+                runner.close()
+            assert list(private.iterdir()) == []
     finally:
         shutil.rmtree(private, ignore_errors=True)

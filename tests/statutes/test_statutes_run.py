@@ -109,6 +109,32 @@ def test_resuming_with_other_inputs_is_refused(tmp_path: Path, nrs_sections: Pat
         _run(tmp_path, nrs_sections, nrs_suite, CountingProvider())
 
 
+def test_a_second_run_in_the_same_directory_is_refused_while_the_first_holds_it(
+        tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
+    # Two runs at once each spent the budget and interleaved their receipts: the second is refused at once, and
+    # the directory serves the next run once the first has ended.
+    from citator.data.atomic import exclusive_dir
+    from citator.errors import OutputError
+    from citator.statutes.run import RUN_LOCK
+
+    provider = CountingProvider()
+    with exclusive_dir(tmp_path / "run", RUN_LOCK, "held by the first run"):
+        with pytest.raises(OutputError, match="another citator run is writing this run directory"):
+            _run(tmp_path, nrs_sections, nrs_suite, provider, budget=Budget(max_requests=3))
+    assert provider.calls == []
+    metrics, out = _run(tmp_path, nrs_sections, nrs_suite, provider, budget=Budget(max_requests=3))
+    assert (out / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize("fingerprint", [[1], "x", None, 5])
+def test_a_run_manifest_without_a_fingerprint_is_refused(tmp_path: Path, nrs_sections: Path, nrs_suite: Path,
+                                                         fingerprint: object) -> None:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "manifest.json").write_text(json.dumps({"fingerprint": fingerprint}))
+    with pytest.raises(ReceiptError, match="no fingerprint of the run's inputs"):
+        _run(tmp_path, nrs_sections, nrs_suite, None)
+
+
 def test_request_budget_stops_sending(tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
     provider = CountingProvider()
     metrics, _ = _run(tmp_path, nrs_sections, nrs_suite, provider, budget=Budget(max_requests=5))

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import importlib
 import os
+import signal
 import pkgutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import citator
 import citator.cli
 from citator.data.atomic import command_inputs
-from citator.errors import CitatorError
+from citator.errors import CitatorError, OutputError, one_line
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,10 +54,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        _refuse_outputs_in_input_dirs(args)
         with command_inputs(_named_files(args)):
             return int(args.func(args) or 0)
     except CitatorError as exc:
-        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"{type(exc).__name__}: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -65,10 +69,31 @@ def entry(argv: Sequence[str] | None = None) -> int:
     ends in one line (exit 70), never a traceback. Bad input never gets here: every reader raises its typed error.
     In-process callers (and the tests) call `main`, where such a bug surfaces as the exception it is."""
     try:
-        return main(argv)
+        code = main(argv)
+        sys.stdout.flush()  # here, not at interpreter exit, where a failure could only be ignored noisily
+        return code
+    except BrokenPipeError:
+        # The reader went away (`| head`): nothing more to write, and no one to tell.
+        _silence_stdout()
+        return 128 + signal.SIGPIPE
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+            raise
+        _silence_stdout()
+        print(f"citator: cannot write the output ({exc.strerror})", file=sys.stderr)
+        return 2
     except Exception as exc:  # noqa: BLE001 - the backstop
-        print(f"citator: internal error ({type(exc).__name__}: {str(exc)[:300]}); please report it", file=sys.stderr)
+        print(f"citator: internal error ({type(exc).__name__}: {one_line(str(exc)[:300])}); please report it",
+              file=sys.stderr)
         return INTERNAL_ERROR
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so the interpreter's last flush of what is still buffered cannot fail."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 # Where commands take the paths they write (a file, or a run directory).
@@ -79,12 +104,33 @@ INTERNAL_ERROR = 70
 
 def _named_files(args: argparse.Namespace) -> list[str]:
     """Every regular file the command line names: the command's inputs, which no output may replace."""
+    return _named(args, os.path.isfile)
+
+
+def _refuse_outputs_in_input_dirs(args: argparse.Namespace) -> None:
+    """An output that would replace something inside a directory the command line names as another argument (an
+    index, a run directory) is refused: `--output idx/manifest.json` would destroy the index it reads. A new file
+    there takes nothing away, so only a path that exists is refused."""
+    dirs = [os.path.realpath(p) for p in _named(args, os.path.isdir)]
+    for dest in OUTPUT_DESTS:
+        value = getattr(args, dest, None)
+        if not isinstance(value, (str, Path)) or not value or not os.path.lexists(value):
+            continue
+        real = os.path.realpath(value)
+        for folder in dirs:
+            if real == folder or real.startswith(folder.rstrip(os.sep) + os.sep):
+                raise OutputError(f"{value}: is inside {folder}, which this command reads; write the output "
+                                  "somewhere else")
+
+
+def _named(args: argparse.Namespace, test: Callable[[str], bool]) -> list[str]:
+    """Every path the command line names, outside the output arguments, that passes `test`."""
     found = []
     for dest, value in vars(args).items():
         if dest in OUTPUT_DESTS:
             continue
         for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, (str, Path)) and item and os.path.isfile(item):
+            if isinstance(item, (str, Path)) and item and test(str(item)):
                 found.append(str(item))
     return found
 

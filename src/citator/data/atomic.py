@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import fcntl
 import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -46,6 +47,12 @@ def command_inputs(paths: Iterable[str | Path]) -> Iterator[None]:
         yield
     finally:
         _INPUTS.reset(token)
+
+
+def holds_command_input(folder: str | Path) -> bool:
+    """Whether any regular file under `folder` is one of the running command's inputs (so it must stay)."""
+    ids = set(_INPUTS.get())
+    return bool(ids) and any(_identity(os.path.join(d, n)) in ids for d, _, names in os.walk(folder) for n in names)
 
 
 def check_output(path: str | Path, inputs: Iterable[str | Path] = (), in_place: bool = False) -> Path:
@@ -110,10 +117,15 @@ def atomic_open(
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise OutputError(f"{target}: cannot write here ({exc.strerror or exc})") from None
-    # mkstemp makes 0600 files; give the result the mode a plain open() would (readers may be other users).
+    # mkstemp makes 0600 files; give the result the mode a plain open() would: the mode of the file it replaces
+    # (a private 0600 file stays private), else the umask's.
     umask = os.umask(0)
     os.umask(umask)
-    os.fchmod(fd, 0o666 & ~umask)
+    try:
+        permissions = stat.S_IMODE(os.stat(target).st_mode) & 0o777
+    except OSError:
+        permissions = 0o666 & ~umask
+    os.fchmod(fd, permissions)
     binary = "b" in mode
     try:
         with os.fdopen(fd, mode, encoding=None if binary else encoding) as handle:
@@ -165,6 +177,25 @@ def open_append(path: str | Path) -> IO[bytes]:
         os.close(fd)
         raise OutputError(f"{target}: is not a regular file")
     return os.fdopen(fd, "ab")
+
+
+@contextlib.contextmanager
+def exclusive_dir(path: str | Path, lock_name: str, busy: str,
+                  error: Callable[[str], Exception] = OutputError) -> Iterator[Path]:
+    """The output directory `path` (made if absent, absolute), held by this process alone while the block runs:
+    another holder gets `error` naming the directory and `busy`, at once. The lock is the kernel's (flock on
+    `lock_name` inside it): it ends with the process, however that ends."""
+    target = output_dir(Path(path).absolute())
+    lock = open_append(target / lock_name)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        raise error(f"{target}: {busy}") from None
+    try:
+        yield target
+    finally:
+        lock.close()
 
 
 def output_dir(path: str | Path, make: bool = True) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -31,6 +32,10 @@ class Limits:
     device_memory_gib: float = 24.0
 
     def __post_init__(self) -> None:
+        # NaN passes every comparison below (and a NaN or infinite timeout waits forever): finite numbers only.
+        for name, value in asdict(self).items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise RerankError(f"{name} must be a finite number, got {value!r}")
         if self.weighted_tokens < 1 or self.output_weight < 1:
             raise RerankError("weighted_tokens and output_weight must be >= 1")
         if self.cpu_seconds <= 0 or self.response_timeout_s <= 0 or self.exit_grace_s <= 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import time
@@ -151,4 +152,9 @@ def _peak_device_memory_gib() -> float | None:
 
 
 def _safe(query_id: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in query_id)
+    """A ledger's file name: the id itself where it is a plain name, else its plain characters and a digest of the
+    whole id, so that no two query ids ("a/b", "a_b") share a ledger."""
+    plain = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_.") else "_" for ch in query_id)
+    if plain == query_id and 0 < len(plain) <= 100 and plain not in (".", ".."):
+        return plain
+    return f"{plain[:100]}~{hashlib.sha256(query_id.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"

@@ -19,11 +19,12 @@ from citator.statutes.passages import MAX_PASSAGE_BYTES, PASSAGE_VERSION
 from citator.statutes.pool import POOL_SIZE, Pool, build_pools
 from citator.statutes.receipts import Budget, ReceiptStore
 from citator.statutes.vectors import check_cache_dir
-from citator.data.atomic import output_dir, write_json_atomic, write_jsonl_atomic
+from citator.data.atomic import exclusive_dir, output_dir, write_json_atomic, write_jsonl_atomic
 from citator.data.citations import CitationResolver
 from citator.data.jsonl import read_json
 from citator.data.hashing import sha256_file
-from citator.data.statutes import read_labels, read_sections, read_suite, snapshot_manifest
+from citator.data.statutes import (StatuteSection, SuiteQuery, read_labels, read_sections, read_suite,
+                                   snapshot_manifest)
 from citator.errors import ReceiptError
 from citator.statutes.providers.base import ChatProvider, Provider, SimilarityProvider
 
@@ -67,7 +68,10 @@ def _check_resume(out: Path, fingerprint: dict[str, Any]) -> None:
         manifest = read_json(path)
         previous = manifest.get("fingerprint") if isinstance(manifest, dict) else None
         if previous != fingerprint:
-            changed = sorted(k for k in fingerprint if (previous or {}).get(k) != fingerprint[k])
+            if not isinstance(previous, dict):
+                raise ReceiptError(f"{path}: no fingerprint of the run's inputs (damaged or not a run directory); "
+                                   "use a fresh --out directory")
+            changed = sorted(k for k in fingerprint if previous.get(k) != fingerprint[k])
             raise ReceiptError(f"{out} holds a run with other inputs ({', '.join(changed)} differ); "
                                "use a fresh --out directory")
 
@@ -107,11 +111,13 @@ def _outside(pool: Pool, reranked: Sequence[str], grading: Grading | None) -> di
     }
 
 
+# Held (flock) by the run writing the directory.
+RUN_LOCK = ".run.lock"
+
+
 def run_statutes(config: RunConfig, provider: Provider | None,
                  on_sent: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Run the benchmark into `config.out` (resuming from its receipts) and return metrics.json's content."""
-    from citator.statutes.report import write_report
-
     out = output_dir(config.out, make=False)
     if config.retrieval == "hybrid":
         check_cache_dir(config.index_dir or out / "hybrid-index")
@@ -121,6 +127,17 @@ def run_statutes(config: RunConfig, provider: Provider | None,
     fingerprint = _fingerprint(config, provider, corpus)
     _check_resume(out, fingerprint)
     output_dir(out)
+    # One run at a time in a run directory: two would each spend the budget and interleave their receipts.
+    with exclusive_dir(out, RUN_LOCK, "another citator run is writing this run directory; wait for it to end"):
+        _check_resume(out, fingerprint)  # again, now that no other run can write here
+        return _run_in(out, config, provider, on_sent, sections, suite, corpus, fingerprint)
+
+
+def _run_in(out: Path, config: RunConfig, provider: Provider | None, on_sent: Callable[[int], None] | None,
+            sections: Sequence[StatuteSection], suite: Sequence[SuiteQuery], corpus: dict[str, Any],
+            fingerprint: dict[str, Any]) -> dict[str, Any]:
+    from citator.statutes.report import write_report
+
     manifest = {
         "fingerprint": fingerprint, "corpus": corpus,
         "suite": {"file": config.suite.name, "sha256": fingerprint["suite_sha256"],

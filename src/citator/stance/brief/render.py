@@ -7,6 +7,7 @@ import re
 import textwrap
 from collections.abc import Sequence
 
+from citator.errors import one_line
 from citator.stance.brief.evidence import Span, split_marked
 from citator.stance.brief.records import Brief, Hit
 
@@ -60,17 +61,24 @@ def _memory(hit: Hit) -> list[str]:
     return [f"{m.stance} by \"{m.text}\" ({m.proposition_id}, similarity {m.similarity:.2f})" for m in hit.memory]
 
 
+def _plain(text: str) -> str:
+    """One terminal line: runs of white space one space, anything else unprintable escaped (errors.one_line)."""
+    return one_line(" ".join(text.split()))
+
+
 def table(brief: Brief) -> str:
     """Plain text for a terminal: per stance, each authority with its evidence and reasons."""
-    lines = [f"Proposition: {brief.proposition}", ""]
-    wrap = lambda text, indent: textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent)  # noqa: E731
+    # Corpus text reaches a terminal here: every field is made one printable line first (no escape sequences).
+    lines = [f"Proposition: {_plain(brief.proposition)}", ""]
+    wrap = lambda text, indent: textwrap.fill(_plain(text), WIDTH, initial_indent=indent,  # noqa: E731
+                                              subsequent_indent=indent)
     for stance in ("supported", "refuted"):
         lines.append(f"{stance.upper()}")
         hits = brief.column(stance)
         if not hits:
             lines.append("  (no documents)")
         for hit in hits:
-            lines.append(f"{hit.rank:>3}. {hit.title} | {hit.label} | score {hit.score:.4f} | {hit.doc_id}")
+            lines.append(_plain(f"{hit.rank:>3}. {hit.title} | {hit.label} | score {hit.score:.4f} | {hit.doc_id}"))
             lines.append(wrap(f"passage {hit.evidence.passage + 1} ({hit.evidence.signal} {hit.evidence.score:.3f}): "
                               + _evidence(hit, "*", "*"), "     "))
             lines.append(wrap("signals: " + _signals(hit), "     "))

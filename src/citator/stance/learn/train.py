@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from citator.data import Document, Qrels, Query, read_corpus, read_ground_truth, read_queries, write_json_atomic
-from citator.errors import CitatorError
+from citator.errors import CitatorError, OutputError
 from citator.evaluate import evaluate
 from citator.evaluate.stance_discrimination import paired_queries, stance_discrimination
 from citator.stance.learn.doc_embedding import fit_document_deltas
@@ -434,6 +434,18 @@ def train(
     return model
 
 
+def clear_encoder_dir(encoder_dir: Path) -> None:
+    """Empty `encoder_dir` for a new fine-tune, where it is citator's: absent, empty, or an encoder an earlier run
+    finished and stamped. Anything else there is the user's, and is refused rather than removed."""
+    if not encoder_dir.exists():
+        return
+    if not encoder_dir.is_dir() or encoder_dir.is_symlink() or (
+            any(encoder_dir.iterdir()) and not (encoder_dir / FINETUNE_STAMP).is_file()):
+        raise OutputError(f"{encoder_dir}: holds files that no citator fine-tune finished; move them out of the "
+                          "output directory (or give another --out)")
+    shutil.rmtree(encoder_dir)
+
+
 @dataclass
 class Parts:
     """What training learns from one set of labeled queries (all of train, or all but one fold)."""
@@ -492,8 +504,7 @@ class _Fitting:
 
     def train_encoder(self, examples: Sequence[QueryExample], encoder_dir: Path) -> dict[str, float]:
         """Fine-tune the query encoder on `examples` into encoder_dir (replacing what is there) and stamp it."""
-        if encoder_dir.exists():
-            shutil.rmtree(encoder_dir)
+        clear_encoder_dir(encoder_dir)
         stats = finetune_query_encoder(self.base_encoder, examples, self.passage_vectors, self.starts, encoder_dir,
                                        self.finetune, self.progress, query_prefixes=QUERY_PREFIXES)
         write_json_atomic(encoder_dir / FINETUNE_STAMP, {**self.stamp(examples), "stats": stats})

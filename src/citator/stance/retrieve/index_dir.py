@@ -6,9 +6,9 @@ Only the index directory itself need be writable (the evaluator's rule), so buil
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -22,7 +22,7 @@ import numpy as np
 
 import citator
 from citator.data import read_corpus, write_json_atomic
-from citator.data.atomic import check_output, open_append, output_dir
+from citator.data.atomic import check_output, exclusive_dir, holds_command_input, output_dir
 from citator.data.hashing import sha256_file, sha256_text
 from citator.errors import CorpusError, IndexDirError
 from citator.data.records import Document
@@ -188,17 +188,9 @@ def check_enough(corpus_path: Path, n_docs: int, min_docs: int = MIN_DOCS) -> No
 def build_lock(index_dir: Path) -> Iterator[Path]:
     """The index directory (made if absent, absolute), held by this build alone: a second build would delete the
     first one's folder when it finishes."""
-    index_dir = output_dir(index_dir.absolute())
-    lock = open_append(index_dir / ".build.lock")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        lock.close()
-        raise IndexDirError(f"{index_dir}: another build is running in this index directory") from None
-    try:
-        yield index_dir
-    finally:
-        lock.close()
+    with exclusive_dir(index_dir, ".build.lock", "another build is running in this index directory",
+                       IndexDirError) as held:
+        yield held
 
 
 def default_passages(config: RetrievalConfig) -> bool:
@@ -262,6 +254,10 @@ def build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, encod
     return manifest
 
 
+# tempfile.mkdtemp(prefix="build-"): eight characters of its random name alphabet.
+_BUILD_FOLDER = re.compile(r"build-[a-z0-9_]{8}")
+
+
 @contextlib.contextmanager
 def fresh_build(index_dir: Path) -> Iterator[Path]:
     """A new build folder inside `index_dir`, removed if the build fails; once the build has switched to it
@@ -273,7 +269,9 @@ def fresh_build(index_dir: Path) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     for stale in index_dir.glob("build-*"):
-        if stale.name != tmp.name:
+        # Only folders named as mkdtemp names ours, and none holding a file this command reads (a corpus given
+        # from an earlier build's copy): a user's own `build-keep` beside the index is not citator's to remove.
+        if stale.name != tmp.name and _BUILD_FOLDER.fullmatch(stale.name) and not holds_command_input(stale):
             shutil.rmtree(stale, ignore_errors=True)
 
 
