@@ -22,7 +22,7 @@ from citator.data import (
     write_trec_run,
 )
 from citator.data.jsonl import MAX_LINE_BYTES
-from citator.errors import CorpusError, JudgmentError, QueryError, ResultsError
+from citator.errors import CorpusError, DataError, JudgmentError, QueryError, ResultsError
 
 
 def _lines(path: Path, *rows: object) -> Path:
@@ -82,6 +82,13 @@ def test_a_lone_surrogate_escape_is_named_and_a_pair_is_a_character(tmp_path: Pa
     p.write_text('{"doc_id": "a", "title": "T \\udc00", "text": "x"}\n')
     with pytest.raises(CorpusError, match='line 1 field "title": holds a lone UTF-16 surrogate'):
         read_corpus(p)
+    # A corpus keeps its extra keys and writes them into the index's copy: there they must be writable too.
+    p.write_text('{"doc_id": "a", "title": "T", "text": "x", "meta": {"k": ["\\ud800"]}}\n')
+    with pytest.raises(CorpusError, match='line 1 field "meta": holds a lone UTF-16 surrogate'):
+        read_corpus(p)
+    p.write_text('{"doc_id": "a", "title": "T", "text": "x", "\\udc01": 1}\n')
+    with pytest.raises(CorpusError, match=r'line 1 field "\\udc01": holds a lone UTF-16 surrogate'):
+        read_corpus(p)
     # A field no reader uses is kept as it is: extra keys are allowed, and nothing reads this one.
     p = tmp_path / "extra.jsonl"
     p.write_text('{"query_id": "a", "text": "x", "stance": "all", "note": "\\ud800"}\n')
@@ -99,6 +106,11 @@ def test_line_over_10_mb_is_refused(tmp_path: Path) -> None:
 def test_missing_and_empty_files(tmp_path: Path) -> None:
     with pytest.raises(CorpusError, match="file not found"):
         read_corpus(tmp_path / "nope.jsonl")
+    with pytest.raises(CorpusError, match="is a directory; give a file"):
+        read_corpus(tmp_path)
+    from citator.data.jsonl import read_json
+    with pytest.raises(DataError, match="is a directory; give a file"):
+        read_json(tmp_path)
     with pytest.raises(CorpusError, match="corpus has no documents"):
         read_corpus(_lines(tmp_path / "corpus.jsonl", ""))
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from citator.data.atomic import write_jsonl_atomic
-from citator.data.jsonl import LineSpan, iter_jsonl, require_str, require_unique_str
+from citator.data.jsonl import LineSpan, encodable, iter_jsonl, require_str, require_unique_str
 from citator.data.records import Document
 from citator.errors import CorpusError
 
@@ -37,6 +38,11 @@ def iter_numbered_corpus(path: str | Path, *, lenient: bool = False, span: LineS
             print(f'warning: {Path(path).name} line {line} field "text": document has neither title nor text',
                   file=sys.stderr)
         extra = {k: v for k, v in obj.items() if k not in ("doc_id", "title", "text")}
+        # Extra keys travel with the document into the index's copy: each must be text UTF-8 can write.
+        if extra and not encodable(json.dumps(extra, ensure_ascii=False)):
+            bad = next(k for k, v in extra.items() if not encodable(json.dumps({k: v}, ensure_ascii=False)))
+            raise CorpusError(path, line, "holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is no character and "
+                              "cannot be written with the document", field=bad.encode("utf-8", "backslashreplace").decode())
         yield line, Document(doc_id, title, text, extra)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import sys
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -37,17 +38,29 @@ def _reading(path: Path, error: type[DataError], where: Callable[[], int | None]
                     ) from None
 
 
+def _int(digits: str) -> int:
+    # An integer past float's range (about 1.8e308) is no count, score or setting citator reads: taken, it raises
+    # OverflowError wherever it meets a float.
+    if len(digits) > 309 or abs(value := int(digits)) > _FLOAT_MAX:
+        raise ValueError("an integer too large for a number")
+    return value
+
+
+_FLOAT_MAX = int(sys.float_info.max)
+
+
 def loads(text: str | bytes) -> Any:
     """json.loads, with what it raises besides JSONDecodeError (nesting too deep for the parser, an integer longer
-    than Python converts) reported as a JSONDecodeError like any other malformed JSON."""
+    than Python converts or past float's range) reported as a JSONDecodeError like any other malformed JSON."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_int)
     except json.JSONDecodeError:
         raise
     except RecursionError:
         raise json.JSONDecodeError("nested too deeply", "", 0) from None
-    except ValueError:
-        raise json.JSONDecodeError("a number too long to convert", "", 0) from None
+    except ValueError as exc:
+        what = str(exc) if "too large" in str(exc) else "a number too long to convert"
+        raise json.JSONDecodeError(what, "", 0) from None
 
 
 def encodable(text: str) -> bool:
@@ -111,6 +124,8 @@ def require_unique_str(
 def read_json(path: str | Path, error: type[DataError] = DataError) -> Any:
     """Read one whole JSON document (optionally gzipped) with a typed error."""
     path = Path(path)
+    if path.is_dir():
+        raise error(path, None, "is a directory; give a file")
     if not path.is_file():
         raise error(path, None, f"file not found: {path}")
     with _open_binary(path, error) as handle, _reading(path, error, lambda: None):
@@ -175,6 +190,8 @@ def iter_text_lines(path: str | Path, error: type[DataError] = DataError, span: 
     `error` on a missing or unreadable file, a damaged gzip, a line over MAX_LINE_BYTES or bytes that are not
     UTF-8."""
     path = Path(path)
+    if path.is_dir():
+        raise error(path, None, "is a directory; give a file")
     if not path.is_file():
         raise error(path, None, f"file not found: {path}")
     line_no = 0 if span is None else span.first_line - 1

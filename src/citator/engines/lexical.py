@@ -148,6 +148,9 @@ class LexicalIndex:
             tokenizer = Tokenizer(stemmer=_stemmer(), stopwords="en")
             tokenizer.load_vocab(str(directory))
             tokenizer.load_stopwords(str(directory))
+            stopwords = tokenizer.stopwords  # read back as any JSON: used only at the first query
+            if isinstance(stopwords, (str, bytes)) or not all(isinstance(w, str) for w in stopwords):
+                raise TypeError("the stopwords are not a list of words")
             index = cls(retriever, tokenizer)
             size = index.size
             scores = retriever.scores
@@ -163,9 +166,11 @@ class LexicalIndex:
                                                                          and int(indices.max()) < size))
             and bool((np.diff(indptr) >= 0).all()) and int(indptr[0]) == 0
         )
-        if not consistent or (units is not None and size != units):
-            raise IndexDirError(f"{directory}: BM25 arrays are inconsistent ({size} units"
-                                f"{'' if units is None else f', expected {units}'}); rebuild with build.sh")
+        if units is not None and size != units:
+            raise IndexDirError(f"{directory}: a BM25 index of {size} units, expected {units}; rebuild with build.sh")
+        if not consistent:
+            raise IndexDirError(f"{directory}: BM25 arrays are inconsistent (their sizes, types or values do not "
+                                "fit together); rebuild with build.sh")
         return index
 
     def use_numba(self) -> bool:

@@ -18,7 +18,7 @@ import numpy as np
 
 from citator.errors import ConfigError
 from citator.models.content_tokens import content_vocabulary
-from citator.models.directory import read_config
+from citator.models.directory import loading, read_config
 from citator.models.encoder import (QUERY_BATCH, Encoder, TokenStates, encode_each_once, pad_token_states,
                                     width_batches)
 from citator.models.transformer_encoder import read_pooling, read_query_prefixes
@@ -58,7 +58,8 @@ def export_onnx(model_dir: Path, out: Path) -> None:
     import torch
     from transformers import AutoModel
 
-    model = AutoModel.from_pretrained(model_dir).eval()
+    with loading(model_dir):
+        model = AutoModel.from_pretrained(model_dir, local_files_only=True).eval()
 
     class States(torch.nn.Module):
         def __init__(self) -> None:

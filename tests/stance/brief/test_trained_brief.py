@@ -63,3 +63,25 @@ def test_the_index_copies_the_trained_model_readable_like_its_other_files(traine
     copied += [p for p in (data / "memory").rglob("*") if p.is_file()]
     assert (data / "finetuned_encoder" / "model.safetensors") in copied
     assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in copied} == {p.name: mode for p in copied}
+
+
+@pytest.mark.slow
+def test_memory_vectors_of_another_width_are_index_damage(trained_index: Path, tmp_path: Path) -> None:
+    # Behind a matching checksum: refused when the index opens, not by numpy at the first query.
+    import shutil
+
+    import numpy as np
+
+    from citator.errors import IndexDirError
+    from citator.stance.retrieve.index_files import record_files
+
+    index = tmp_path / "index"
+    shutil.copytree(trained_index, index, ignore=shutil.ignore_patterns("service"))
+    manifest = json.loads((index / "manifest.json").read_text())
+    data = index / manifest["data_dir"]
+    vectors = data / "memory" / "memory_vectors.npy"
+    np.save(vectors, np.zeros((len(np.load(vectors)), 10), dtype=np.float16))
+    manifest["files"] = record_files(data)
+    (index / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IndexDirError, match=r"memory_vectors.npy: vectors of shape \(\d+, 10\), not of width"):
+        StanceIndex.open(index)

@@ -71,7 +71,12 @@ def _pickled_array(data: Path, manifest: dict) -> None:
     np.save(data / "passage_starts.npy", np.array([object()] * manifest["n_docs"]), allow_pickle=True)
 
 
+def _stopwords_a_number(data: Path, manifest: dict) -> None:
+    (data / "lexical_doc" / "stopwords.tokenizer.json").write_text("5")
+
+
 FILE_DAMAGE: dict[str, tuple[Callable[[Path, dict], None], str]] = {
+    "stopwords a number": (_stopwords_a_number, "lexical_doc: unreadable BM25 index (TypeError"),
     "NaN vectors": (_nan_vectors, "dense.npy: holds NaN or infinite values"),
     "truncated dense.npy": (_truncate_dense, "dense.npy: unreadable array"),
     "doc_ids.json one id short": (_drop_an_id, "doc_ids.json: 39 ids"),
@@ -180,3 +185,16 @@ def test_a_query_graph_is_checked_when_a_search_loads_it_and_only_then(small_ind
         cold.search(queries, 10)
     assert "query_graphs/base.onnx: content differs" in str(caught.value) and "\n" not in str(caught.value)
     assert len(StanceSearcher(index, cold=False).search(queries, 10)[0].results) == 10
+
+
+def test_passage_vectors_of_another_width_are_index_damage(small_index: Path, tmp_path: Path) -> None:
+    # Behind a matching checksum, vectors of the wrong width are only seen against a query's: one line, not numpy's.
+    from citator.data.records import Query
+
+    index, data, manifest = _copy(small_index, tmp_path)
+    np.save(data / "dense.npy", np.zeros((manifest["n_passages"], 7), dtype=np.float16))
+    _write_manifest(index, manifest)
+    searcher = StanceSearcher(index, cold=True)
+    with pytest.raises(IndexDirError, match=r"dense.npy: passage vectors of width 7, but the query encoder gives "
+                                            r"\d+; rebuild with build.sh"):
+        searcher.search([Query("q1", "a grant of land", "all")], 5)

@@ -7,13 +7,14 @@ doc_id and title; an index applies them to its own documents, and the ones no of
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from citator.data.atomic import save_npy_atomic, write_jsonl_atomic
+from citator.data.jsonl import iter_jsonl, require_str
+from citator.errors import ArtifactError
 from citator.engines.dense import normalise_rows
 from citator.stance.retrieve.memory import match_documents
 from citator.engines.passages import document_of_passage
@@ -52,9 +53,19 @@ def apply_deltas(directory: Path, doc_ids: Sequence[str], titles: Sequence[str],
     unique in the whole corpus)."""
     if not (directory / DELTAS).is_file():
         return None
-    with (directory / DOCUMENTS).open(encoding="utf-8") as handle:
-        wanted = [(obj["doc_id"], obj["title"]) for obj in map(json.loads, handle)]
-    deltas = np.load(directory / DELTAS)
+    wanted = []
+    for line, obj in iter_jsonl(directory / DOCUMENTS, ArtifactError):
+        wanted.append(tuple(require_str(obj, key, directory / DOCUMENTS, line, ArtifactError, nonempty=False)
+                            for key in ("doc_id", "title")))
+    try:
+        deltas = np.load(directory / DELTAS, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise ArtifactError(directory / DELTAS, None, f"unreadable array ({exc})") from None
+    if deltas.dtype.kind == "f" and deltas.shape == (len(wanted), base.shape[1]) and not np.isfinite(deltas).all():
+        raise ArtifactError(directory / DELTAS, None, "holds NaN or infinite values; retrain with citator train")
+    if deltas.ndim != 2 or deltas.dtype.kind != "f" or deltas.shape != (len(wanted), base.shape[1]):
+        raise ArtifactError(directory / DELTAS, None, f"{deltas.dtype} array of shape {deltas.shape}: expected "
+                            f"finite offsets of shape ({len(wanted)}, {base.shape[1]}), one per line of {DOCUMENTS}")
     row_of_doc = np.full(len(doc_ids), -1, dtype=np.int64)
     for row, i in enumerate(match_documents(wanted, doc_ids, titles)):
         if i >= 0:

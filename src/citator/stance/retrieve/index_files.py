@@ -8,12 +8,12 @@ IndexDirError naming the file and what is wrong, never a traceback or a silent r
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from citator.data.jsonl import loads
 from citator.data.hashing import sha256_file
 from citator.errors import IndexDirError
 
@@ -92,7 +92,7 @@ def load_array(path: Path, ndim: int, kind: str, rows: int | None = None, mmap: 
 def load_doc_ids(path: Path, n_docs: int) -> list[str]:
     """doc_ids.json: a list of `n_docs` distinct non-empty strings."""
     try:
-        ids = json.loads(path.read_text(encoding="utf-8"))
+        ids = loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         raise IndexDirError(f"{path}: unreadable ({type(exc).__name__}); {REBUILD}") from None
     if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import citator
+from citator.data.jsonl import loads
 from citator.errors import ConfigError, IndexDirError
 from citator.stance.retrieve.config import RetrievalConfig
 from citator.stance.retrieve.index_files import check_recorded, verify_sizes
@@ -124,7 +125,7 @@ def read_manifest(index_dir: Path) -> Manifest:
     if not path.is_file():
         raise IndexDirError(f"{index_dir}: no {MANIFEST} (half-written or not an index); rebuild with build.sh")
     try:
-        obj = json.loads(path.read_bytes().decode("utf-8"))
+        obj = loads(path.read_bytes().decode("utf-8"))
         if not isinstance(obj, dict):
             raise TypeError(f"a JSON {type(obj).__name__}, not an object")
         if obj.get("format") != FORMAT or obj.get("complete") is not True:

@@ -9,13 +9,13 @@ it. Whatever else the folder holds (training's `work/`) is neither recorded nor 
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from citator.data.jsonl import loads
 from citator.data.atomic import write_json_atomic
 from citator.errors import IndexDirError
 from citator.stance.retrieve.index_files import check_recorded, file_entry, record_files, verify_digests, verify_sizes
@@ -104,7 +104,7 @@ class StanceModel:
         if not path.is_file():
             raise IndexDirError(f"{root}: no {MANIFEST}: not a citator model directory (make one with citator train)")
         try:
-            obj = json.loads(path.read_text(encoding="utf-8"))
+            obj = loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError) as exc:
             raise IndexDirError(f"{path}: unreadable ({type(exc).__name__}); {RETRAIN}") from None
         if not isinstance(obj, dict) or obj.get("format") != FORMAT:

@@ -6,6 +6,7 @@ Two kinds share one file format (`ranker.json`, with a "kind"): a linear (logist
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -17,6 +18,7 @@ import numpy as np
 
 from citator.data.atomic import write_json_atomic
 from citator.data.jsonl import loads
+from citator.errors import IndexDirError
 from citator.models.encoder import TokenStates
 from citator.engines.fusion import Bounds, best_n, interpolate, normalise, top_k, topn_bounds
 from citator.stance.retrieve.late_interaction import DEPTH as LATE_DEPTH, SIGNAL as LATE_SIGNAL, TokenStore, maxsim
@@ -165,11 +167,16 @@ def ranked_places(logits: np.ndarray) -> np.ndarray:
     return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32) + 1.0
 
 
+class FeatureMismatch(IndexDirError, ValueError):
+    """A ranker asks for features this index does not compute: a damaged or foreign ranker file (one line, exit 2)."""
+
+
 def _select(features: Sequence[str], names: Sequence[str], x: np.ndarray) -> np.ndarray:
     """The columns of x (labelled by `names`) that a ranker's `features` name, in its order."""
     missing = [f for f in features if f not in names]
     if missing:
-        raise ValueError(f"feature mismatch: ranker wants {missing}, which are not among {tuple(names)}")
+        raise FeatureMismatch(f"feature mismatch: ranker wants {missing}, which are not among {tuple(names)}: the "
+                              "ranker was not trained for this index (rebuild with build.sh)")
     return x[..., [list(names).index(f) for f in features]]
 
 
@@ -200,8 +207,18 @@ class LinearRanker:
 
     @classmethod
     def _from_json(cls, obj: dict) -> LinearRanker:  # type: ignore[type-arg]
-        return cls(tuple(obj["features"]), tuple(obj["mean"]), tuple(obj["scale"]), tuple(obj["weights"]),
-                   float(obj["bias"]), int(obj.get("candidates", 200)))
+        """Every field checked: a ranker file is read back from disk, and a string weight would fail at search."""
+        features = tuple(obj["features"])
+        if not features or not all(isinstance(f, str) for f in features):
+            raise TypeError("features must be a non-empty list of names")
+        columns = [tuple(obj[k]) for k in ("mean", "scale", "weights")]
+        for name, values in zip(("mean", "scale", "weights"), columns):
+            if len(values) != len(features) or not all(_finite(v) for v in values):
+                raise TypeError(f"{name} must be {len(features)} finite numbers, one per feature")
+        if not _finite(obj["bias"]) or isinstance(obj.get("candidates", 200), bool) \
+                or not isinstance(obj.get("candidates", 200), int) or obj.get("candidates", 200) < 1:
+            raise TypeError("bias must be a finite number and candidates a whole number of at least 1")
+        return cls(features, *columns, float(obj["bias"]), int(obj.get("candidates", 200)))
 
 
 @dataclass(frozen=True)
@@ -250,6 +267,10 @@ def import_lightgbm():  # type: ignore[no-untyped-def]
     return lightgbm
 
 
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def load_ranker(path: Path) -> Ranker:
     """Either kind, by the file's "kind" (files written before LambdaMART existed are linear)."""
     from citator.errors import ConfigError
@@ -260,7 +281,10 @@ def load_ranker(path: Path) -> Ranker:
         if kind == "linear":
             return LinearRanker._from_json(obj)
         if kind == "lambdamart":
-            return TreeRanker(tuple(obj["features"]), str(obj["model"]), int(obj.get("candidates", 200)))
+            features = tuple(obj["features"])
+            if not features or not all(isinstance(f, str) for f in features) or not isinstance(obj["model"], str):
+                raise TypeError("features must be a non-empty list of names and model the model's text")
+            return TreeRanker(features, obj["model"], int(obj.get("candidates", 200)))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"{path}: not a ranker file ({exc})") from None
     raise ConfigError(f'{path}: field "kind": unknown ranker kind {kind!r} (expected "linear" or "lambdamart")')

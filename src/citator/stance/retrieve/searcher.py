@@ -58,8 +58,9 @@ def _is_weights(name: str) -> bool:
     return name.endswith((".safetensors", ".bin"))
 
 
-def _learned_parts(path: Callable[[str], Path], n_docs: int) -> LearnedParts:
-    """The model's parts the build copied into the index and linked to its documents, checked."""
+def _learned_parts(path: Callable[[str], Path], n_docs: int, width: int) -> LearnedParts:
+    """The model's parts the build copied into the index and linked to its documents, checked (vectors of the
+    passage vectors' `width`: queries meet them in the same space)."""
     from citator.errors import IndexDirError
     from citator.stance.retrieve.memory import PropositionMemory
 
@@ -70,6 +71,10 @@ def _learned_parts(path: Callable[[str], Path], n_docs: int) -> LearnedParts:
         raise IndexDirError(f"{path('memory_links.npy')}: links point outside the corpus; rebuild with build.sh")
     vectors = (load_array(path("doc_embedding.npy"), 2, "f", rows=n_docs) if path("doc_embedding.npy").is_file()
                else None)
+    for name, array in (("memory/memory_vectors.npy", memory.vectors), ("doc_embedding.npy", vectors)):
+        if array is not None and len(array) and (array.ndim != 2 or array.shape[1] != width):
+            raise IndexDirError(f"{path(name)}: vectors of shape {array.shape}, not of width {width} as the "
+                                "passage vectors; rebuild with build.sh")
     return LearnedParts.of(memory, (links[0], links[1]), vectors, LexicalIndex.load(path("lexical_expanded")), n_docs)
 
 
@@ -159,7 +164,7 @@ class StanceSearcher:
         if self.manifest.artifacts_path is not None:
             # The build copied the model into the index: the model's own folder is not read.
             self.ft_encoder = self._query_encoder(path(FINETUNED_ENCODER), "finetuned") if encoders else None
-            self.learned = _learned_parts(path, n_docs)
+            self.learned = _learned_parts(path, n_docs, self.dense.vectors.shape[1])
             if path("ranker.json").is_file():
                 self.ranker = load_ranker(path("ranker.json"))
             if TokenStore.present(self.index_dir / self.manifest.data_dir):
@@ -185,6 +190,12 @@ class StanceSearcher:
     def dense_maxp(self, vectors: np.ndarray) -> np.ndarray:
         """MaxP of query vectors against the passage vectors (base or fine-tuned queries search the same ones)."""
         index = self.dense
+        if vectors.ndim != 2 or vectors.shape[1] != index.vectors.shape[1]:
+            from citator.errors import IndexDirError
+            from citator.stance.retrieve.index_files import REBUILD
+
+            raise IndexDirError(f"{self.manifest.path(self.index_dir, 'dense.npy')}: passage vectors of width "
+                                f"{index.vectors.shape[1]}, but the query encoder gives {vectors.shape[-1]}; {REBUILD}")
         if index.size <= dense_module.FAISS_THRESHOLD:
             return max_per_document(index.score_all(vectors), self.passage_starts)
         # Millions of passages: faiss finds each query's best passages; other documents get the cosine floor.

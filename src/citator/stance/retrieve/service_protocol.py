@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import socket
 import time
@@ -59,10 +60,27 @@ def encode_request(fingerprint: str, queries: Sequence[Query], k: int) -> bytes:
 
 
 def decode_results(reply: dict[str, Any]) -> list[ResultLine]:
-    return [
-        ResultLine(r["query_id"], tuple(ScoredDoc(d["doc_id"], float(d["score"])) for d in r["results"]))
-        for r in reply["results"]
-    ]
+    """The reply's results, each part's type checked: a TypeError for anything a server of this version would not
+    send (the caller then searches in process)."""
+    lines = []
+    for r in _listed(reply.get("results")):
+        if not isinstance(r, dict) or not isinstance(r.get("query_id"), str):
+            raise TypeError("a result line without a query id")
+        docs = []
+        for d in _listed(r.get("results")):
+            score = d.get("score") if isinstance(d, dict) else None
+            if not isinstance(d, dict) or not isinstance(d.get("doc_id"), str) or isinstance(score, bool) \
+                    or not isinstance(score, (int, float)) or not math.isfinite(score):
+                raise TypeError("a result without a document id and a finite score")
+            docs.append(ScoredDoc(d["doc_id"], float(score)))
+        lines.append(ResultLine(r["query_id"], tuple(docs)))
+    return lines
+
+
+def _listed(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise TypeError(f"a JSON {type(value).__name__} where a list belongs")
+    return value
 
 
 class _Lines:
@@ -127,10 +145,15 @@ def search_via_service(
     ready = service_dir(index_dir) / READY_NAME
     try:
         info = loads(ready.read_text(encoding="utf-8"))
+        pid = info.get("pid") if isinstance(info, dict) else None
+        if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid < 1 << 22:
+            return None, f"{ready} is damaged (no process id)"
         if info.get("fingerprint") != fingerprint:
             return None, "the running server holds another build of the index"
-        _check_alive(int(info["pid"]))
+        _check_alive(pid)
         reply = ask(index_dir, encode_request(fingerprint, queries, k), timeout)
+        if not isinstance(reply, dict):
+            return None, "no usable answer from the server (not a JSON object)"
         if reply.get("fingerprint") != fingerprint or "results" not in reply:
             return None, f"the server refused the request: {reply.get('error', 'no results')}"
         results = decode_results(reply)
