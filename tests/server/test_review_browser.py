@@ -42,6 +42,8 @@ def test_reviewer_grades_and_completes_in_a_real_browser(review_server) -> None:
 
             page.goto(review_server.url + "/")
             sources.append(page.content())
+            page.keyboard.press("Tab")  # keyboard users skip the header's links
+            assert page.evaluate("document.activeElement.textContent") == "Skip to content"
             page.fill("#token", "wrong-token")
             page.click("button:has-text('Sign in')")
             assert "not recognised" in page.content()
@@ -58,6 +60,7 @@ def test_reviewer_grades_and_completes_in_a_real_browser(review_server) -> None:
                 item = store.item(key)
             assert item is not None
             assert page.inner_text("#query") == item.query
+            assert page.locator("h1").count() == 1  # the item page is named in the outline
             assert page.inner_text("#section .text") == item.section_text
             assert page.inner_text("#passage .text") == item.passage
             assert item.caption in page.inner_text("#passage .cite")

@@ -100,3 +100,34 @@ def test_a_person_briefs_a_proposition_opens_a_document_and_shares_the_url(ui_se
             assert len(_serious(page)) >= 2
         finally:
             browser.close()
+
+
+@pytest.mark.browser
+def test_the_page_reflows_at_320_pixels_and_long_words_wrap(ui_server: str) -> None:
+    # WCAG 1.4.10: nothing scrolls sideways at 320 CSS pixels; an unbroken 300-character word (a pasted URL) wraps;
+    # a refused proposition's page still has its heading.
+    _require_chromium()
+    from urllib.parse import quote
+
+    from playwright.sync_api import sync_playwright
+
+    width = "Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            narrow = browser.new_context(viewport={"width": 320, "height": 640}, bypass_csp=True).new_page()
+            for path in ("/", "/?q=" + quote(TEXT)):
+                narrow.goto(ui_server + path)
+                assert narrow.evaluate(width) <= 320, path
+                box = narrow.get_by_role("button", name="Brief").bounding_box()
+                assert box is not None and box["x"] + box["width"] <= 320
+            wide = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True).new_page()
+            wide.goto(ui_server + "/?q=" + quote("contract " + "x" * 300))
+            assert wide.evaluate(width) <= 1280
+            wide.goto(ui_server + "/?q=" + "x" * 600)
+            assert wide.locator("h1").count() == 1 and wide.locator("[role=alert]").count() == 1
+            from axe_playwright_python.sync_playwright import Axe
+
+            assert "page-has-heading-one" not in {v["id"] for v in Axe().run(wide).response["violations"]}
+        finally:
+            browser.close()

@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from citator.cli.arguments import PORT
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     b = sub.add_parser("brief", help="supporting and refuting authority for a proposition, with evidence and reasons")
@@ -25,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     u = sub.add_parser("ui", help="a read-only web page: type a proposition, see both stances side by side")
     u.add_argument("--index-dir", required=True, type=Path, help="an index built by `citator build`")
     u.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    u.add_argument("--port", type=int, default=8766, help="port to listen on (default 8766)")
+    u.add_argument("--port", type=PORT, default=8766, help="port to listen on (default 8766)")
     u.add_argument("--k", type=int, default=5, help="authorities per stance (1-100, default 5)")
     u.add_argument("--threads", type=int, default=1,
                    help="CPU threads per search (torch and BLAS; default 1: a brief encodes one short text per stance)")
@@ -76,7 +78,7 @@ def run_ui(args: argparse.Namespace) -> int:
 
     from citator.stance.brief.index import MAX_K
     from citator.errors import PropositionError
-    from citator.server.pages import warn_unless_loopback
+    from citator.server.pages import bound_port, listen, serve_on, warn_unless_loopback
     from citator.server.ui import create_app
 
     if not 1 <= args.k <= MAX_K:
@@ -88,10 +90,15 @@ def run_ui(args: argparse.Namespace) -> int:
     warn_unless_loopback(args.host, "can search this index")
     # Opened here first, whatever the number of workers: a damaged index is one line before any worker starts.
     app = create_app(args.index_dir, k=args.k, threads=args.threads)
-    print(f"citator ui on http://{args.host}:{args.port}/ ({args.workers} worker(s); Ctrl-C to stop)", file=sys.stderr)
+    sock = listen(args.host, args.port)  # a taken port is one line, before the banner
+    banner = f"({args.workers} worker(s); Ctrl-C to stop)"
     if args.workers == 1:
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        print(f"citator ui on http://{args.host}:{bound_port(sock)}/ {banner}", file=sys.stderr)
+        serve_on(sock, app)
         return 0
+    # uvicorn's workers bind the port themselves: it was free a moment ago.
+    sock.close()
+    print(f"citator ui on http://{args.host}:{args.port}/ {banner}", file=sys.stderr)
     del app
     from citator.server.ui.app import worker_environment
 

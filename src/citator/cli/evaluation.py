@@ -7,6 +7,7 @@ import math
 import sys
 from statistics import fmean
 
+from citator.cli.arguments import whole
 from citator.data import read_corpus, read_ground_truth, read_queries, read_results, validate_results, write_json_atomic
 from citator.data.atomic import check_output
 from citator.errors import ConfigError
@@ -30,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--corpus", required=True, help="corpus JSONL the results must draw doc ids from")
     v.add_argument("--queries", required=True, help="queries JSONL: one results line per query")
     v.add_argument("--results", required=True, help="results JSONL to check")
-    v.add_argument("--top-k", type=int, default=10, help="doc ids each line must hold (default: %(default)s)")
+    v.add_argument("--top-k", type=whole(1), default=10, help="doc ids each line must hold (default: %(default)s)")
     v.set_defaults(func=run_validate)
 
 

@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from citator.cli.arguments import whole
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     b = sub.add_parser("build", help="build a stance-retrieval index (and start its search server)")
@@ -29,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--index-dir", required=True, type=Path, help="an index directory made by build")
     s.add_argument("--queries", required=True, type=Path, help="queries JSONL (query_id, text, stance)")
     s.add_argument("--output", required=True, type=Path, help="results JSONL to write (atomically)")
-    s.add_argument("--top-k", type=int, default=10, help="doc ids per query (default: %(default)s)")
+    s.add_argument("--top-k", type=whole(1), default=10, help="doc ids per query (default: %(default)s)")
     s.add_argument("--no-server", action="store_true", help="search in-process even if a server is running")
     s.set_defaults(func=run_search)
 
@@ -90,7 +92,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_stop(args: argparse.Namespace) -> int:
+    from citator.errors import IndexDirError
     from citator.stance.workload import stop_server
 
+    if not Path(args.index_dir).is_dir():  # a mistyped path is not "no server running"
+        raise IndexDirError(f"{args.index_dir}: index directory not found")
     print("stopped" if stop_server(args.index_dir) else "no server running", file=sys.stderr)
     return 0

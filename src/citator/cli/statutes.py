@@ -8,6 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from citator.cli.arguments import PORT
 from citator.errors import ConfigError
 
 
@@ -54,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Serve a local causal LM at /v1/chat/completions and /v1/models (OpenAI's API and error envelope).",
         epilog=_SERVE_EPILOG)
     s.add_argument("--model", required=True, type=Path, help="local causal LM directory (loaded offline)")
-    s.add_argument("--port", required=True, type=int, help="TCP port to listen on")
+    s.add_argument("--port", required=True, type=PORT, help="TCP port to listen on")
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s, this machine only)")
     s.add_argument("--served-name", help="model name clients must send (default: DIRNAME:model_type)")
     s.add_argument("--api-key-env", help="require this environment variable's value as the Bearer key")
@@ -124,6 +125,13 @@ def run_bench_statutes(args: argparse.Namespace) -> int:
         raise ConfigError("--index-dir is the hybrid arm's vector cache: give it with --retrieval hybrid")
     if not 0 < args.max_requests <= MAX_REQUESTS or not 0 < args.max_input_tokens <= MAX_INPUT_TOKENS:
         raise ConfigError(f"budgets may only be lowered: at most {MAX_REQUESTS} requests, {MAX_INPUT_TOKENS} tokens")
+    # Before any model loads (a local provider takes seconds): the two input files are there to read.
+    from citator.errors import StatuteError, SuiteError
+
+    for path, error in ((args.corpus, StatuteError), (args.suite, SuiteError)):
+        if not Path(path).is_file():
+            raise error(path, None, "is a directory; give a JSONL file" if Path(path).is_dir()
+                        else f"file not found: {path}")
     before = _files(args.out)
     try:
         with tempfile.TemporaryDirectory(prefix="citator-labels-") as tmp:

@@ -1,14 +1,18 @@
-"""What every server-rendered page of citator shares: its security headers, and the rule for where it listens."""
+"""What every server of citator shares: security headers, the rule for where it listens, and how it starts."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import socket
 import sys
 from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
+
+from citator.errors import ConfigError
 
 
 def add_security_headers(app: FastAPI, headers: Mapping[str, str]) -> None:
@@ -30,3 +34,36 @@ def warn_unless_loopback(host: str, exposed: str) -> None:
         loopback = host == "localhost"
     if not loopback:
         print(f"warning: serving on {host}: anyone who can reach it {exposed}", file=sys.stderr)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port and listening, or one ConfigError line (the port is taken, the address is not
+    this machine's) before anything says it is serving."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                             flags=socket.AI_PASSIVE)[0]
+    except (OSError, UnicodeError) as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}") from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def bound_port(sock: socket.socket) -> int:
+    """The port `sock` listens on (the one the system chose for port 0)."""
+    return int(sock.getsockname()[1])
+
+
+def serve_on(sock: socket.socket, app: Any, **options: Any) -> None:
+    """Serve `app` with uvicorn on the already listening `sock` until interrupted."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", **options))
+    with contextlib.suppress(KeyboardInterrupt), sock:
+        server.run(sockets=[sock])

@@ -12,8 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from citator.data.atomic import write_json_atomic, write_text_atomic
+from citator.data.atomic import output_dir, write_json_atomic, write_text_atomic
 from citator.data.records import Query
+from citator.errors import OutputError
 from citator.stance.retrieve.searcher import StanceSearcher
 from citator.stance.shards.search import ShardedSearcher, open_searcher
 from citator.stance.retrieve.service_protocol import (
@@ -43,11 +44,14 @@ def serve(index_dir: str | Path, ray: str | None = None) -> None:
     index_dir = Path(index_dir).absolute()
     searcher = open_searcher(index_dir, ray=ray)
     fingerprint = searcher.manifest.fingerprint
-    directory = service_dir(index_dir)
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = output_dir(service_dir(index_dir))  # one line, not a traceback, where it cannot be written
     ready = directory / READY_NAME
-    with contextlib.suppress(FileNotFoundError):
+    try:
         ready.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise OutputError(f"{ready}: cannot remove the last server's file ({exc.strerror or exc})") from None
 
     # Every connection is read and acknowledged at once on a thread of its own, so a client waiting behind another's
     # search knows the server is alive and only a stopped or hung one goes unacknowledged. Searches run one at a
@@ -66,9 +70,12 @@ def serve(index_dir: str | Path, ray: str | None = None) -> None:
         daemon_threads = True
 
     with short_socket_path(directory) as path:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-        server = Server(path, Handler)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            server = Server(path, Handler)
+        except OSError as exc:
+            raise OutputError(f"{directory / 'search.sock'}: cannot listen here ({exc.strerror or exc})") from None
     # Owner only: build.sh and run.sh run as one user, and no one else (a strategy sandbox's user included) may make
     # this server work for them.
     os.chmod(directory / "search.sock", 0o600)

@@ -117,7 +117,7 @@ def test_titles_and_citations_come_from_the_corpus(brief_index: Path) -> None:
 
 @pytest.mark.parametrize("text,k,stance,message", [
     ("", 5, "supported", "empty"), ("   \n", 5, "supported", "empty"), ("x" * 513, 5, "supported", "513"),
-    ("law", 0, "supported", "k must"), ("law", 101, "supported", "k must"), ("law", 5, "overruled", "stance"),
+    ("law \udcff", 5, "supported", "not UTF-8"), ("law", 0, "supported", "k must"), ("law", 101, "supported", "k must"), ("law", 5, "overruled", "stance"),
 ])
 def test_bad_requests_are_refused_with_one_line(brief_index: Path, text: str, k: int, stance: str,
                                                  message: str) -> None:

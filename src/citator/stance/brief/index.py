@@ -25,6 +25,7 @@ from citator.stance.brief.evidence import Span, matched_terms, passage_spans, te
 from citator.stance.brief.label import document_label
 from citator.stance.brief.records import Brief, Evidence, Hit, MemoryReason, SignalScore
 from citator.data.citations import CitationResolver, base_doc_id, parse_citation
+from citator.data.jsonl import encodable
 from citator.data.queries import MAX_QUERY_CHARS, cut_for_search
 from citator.data.records import STANCES, Document, Query, ScoredDoc
 from citator.errors import PropositionError
@@ -243,6 +244,8 @@ def _check(text: str, k: int) -> str:
     if not isinstance(text, str) or not text.strip():
         raise PropositionError("the proposition is empty: type the statement of law to check")
     text = " ".join(text.split())
+    if not encodable(text):  # a command-line argument of bytes that are not UTF-8, or a lone surrogate
+        raise PropositionError("the proposition holds bytes or escapes that are not UTF-8 text")
     if len(text) > MAX_PROPOSITION_CHARS:
         raise PropositionError(f"the proposition is {len(text)} characters; at most {MAX_PROPOSITION_CHARS} are read")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
