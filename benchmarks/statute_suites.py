@@ -1,7 +1,7 @@
-"""The statute suites the benchmarks run: the dev suites in ../shared/data/statutes and two fresh hand-written sets:
+"""The statute suites the benchmarks run: the dev suites in ../shared/data/statutes and three fresh hand-written sets:
 benchmarks/data/fresh-statutes, which confirmed on new questions what was chosen on dev, and
-benchmarks/data/fresh-statutes-2, written after the hybrid arm was declared and read once as a held-out check
-(PROVENANCE.md in each)."""
+benchmarks/data/fresh-statutes-2 and -3, written after the hybrid arm was declared and each read once as a held-out
+check (PROVENANCE.md in each)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "statutes"
 FRESH = {"fresh": ROOT / "benchmarks" / "data" / "fresh-statutes",
-         "fresh2": ROOT / "benchmarks" / "data" / "fresh-statutes-2"}
+         "fresh2": ROOT / "benchmarks" / "data" / "fresh-statutes-2",
+         "fresh3": ROOT / "benchmarks" / "data" / "fresh-statutes-3"}
 CORPORA = {"nrs": "nevada_nrs_subset", "dc": "dc_code"}
 SUITES = (*CORPORA, *(f"{fresh}-{c}" for fresh in FRESH for c in CORPORA))
 

@@ -7,7 +7,7 @@ hybrid minus keyword, paired the same way, for pool order and for reranked order
 and the controls are in each run's metrics.json and report.
 
     .venv/bin/python benchmarks/statutes.py [--data ../shared/data/statutes] [--runs-dir benchmarks/work/statutes]
-        [--suites nrs dc fresh-nrs fresh-dc fresh2-nrs fresh2-dc] [--retrieval keyword hybrid] [--index-dir benchmarks/work/statutes-index] [--resume]
+        [--suites nrs dc fresh-nrs fresh-dc fresh2-nrs fresh2-dc fresh3-nrs fresh3-dc] [--retrieval keyword hybrid] [--index-dir benchmarks/work/statutes-index] [--resume]
 
 Wall time per run is from a fresh run directory (indexing, passages, MiniLM encoding, bootstrap, report), after the
 reranker's encoder is loaded; the hybrid arm's vectors come from --index-dir (built there on first use, and the

@@ -5,7 +5,7 @@ dev: statute_suites.py), the ranking queries' pool of 30 under each retrieval: t
 and RR of the pool's own order (no reranker). Each ablation drops or changes one part of the hybrid arm, so what
 each part adds is measured on the same queries. MiniLM vectors are cached under --index-dir (built once).
 
-    .venv/bin/python benchmarks/statutes_retrieval.py [--data ../shared/data/statutes] [--suites nrs dc fresh-nrs fresh-dc fresh2-nrs fresh2-dc]
+    .venv/bin/python benchmarks/statutes_retrieval.py [--data ../shared/data/statutes] [--suites nrs dc fresh-nrs fresh-dc fresh2-nrs fresh2-dc fresh3-nrs fresh3-dc]
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ def _variants():  # type: ignore[no-untyped-def]
         "- definitions": replace(DEFAULT, definitions=False),
         "- cross-references": replace(DEFAULT, crossrefs=False),
         "+ sections citing a seed (5 per seed)": replace(DEFAULT, cited_by=5),
+        "+ passage windows 2 (best of the first two)": replace(DEFAULT, windows=2),
         "- dense_passage": replace(DEFAULT, weights={**w, "dense_passage": 0.0}),
         "- dense_caption": replace(DEFAULT, weights={**w, "dense_caption": 0.0}),
     }
