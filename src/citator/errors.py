@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 
+# Bidirectional controls: they reorder what follows them on the line (an id could show as another).
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def one_line(text: str) -> str:
-    """`text` as one line on a terminal: characters that are not printable (line breaks, escape sequences, bidi
-    overrides, lone surrogates) written as their Python escapes, so no input can break or recolour the line."""
+    """`text` as one line on a terminal: control characters (line breaks, escape sequences), line and paragraph
+    separators, bidi controls and lone surrogates written as their Python escapes, so no input can break, recolour
+    or reorder the line; other text (joiners, soft hyphens) is left as it is."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return "".join(c.encode("unicode_escape").decode("ascii")
+                   if c in _BIDI or unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp") else c for c in text)
 
 
 class CitatorError(Exception):

@@ -107,5 +107,6 @@ def test_a_terminal_sees_no_control_characters(brief_index: Path, capsys: pytest
 def test_one_line_escapes_what_is_not_printable() -> None:
     from citator.errors import one_line
 
-    assert one_line("plain text, é, 中文") == "plain text, é, 中文"
+    assert one_line("plain text, é, 中文, soft\u00adhyphen, zero\u200cjoiner") == (
+        "plain text, é, 中文, soft\u00adhyphen, zero\u200cjoiner")
     assert one_line("a\nb\x1b[2J\u202e\ud800") == "a\\nb\\x1b[2J\\u202e\\ud800"

@@ -22,7 +22,8 @@ def taken_port() -> Iterator[int]:
 def test_a_taken_port_is_one_line_and_no_banner(taken_port: int, brief_index: Path, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "labels.sqlite"
-    for argv in (["review", "serve", "--db", str(store)], ["ui", "--index-dir", str(brief_index)]):
+    for argv in (["review", "serve", "--db", str(store)], ["ui", "--index-dir", str(brief_index)],
+                 ["provider-serve", "--model", str(tmp_path / "no-model")]):
         assert main([*argv, "--port", str(taken_port)]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert err[-1] == f"ConfigError: cannot listen on 127.0.0.1:{taken_port}: Address already in use", err
@@ -46,3 +47,16 @@ def test_stopping_a_folder_that_is_not_there_says_so(tmp_path: Path, capsys: pyt
     assert capsys.readouterr().err.strip() == f"IndexDirError: {tmp_path / 'mistyped'}: index directory not found"
     assert main(["stop", "--index-dir", str(tmp_path)]) == 0
     assert capsys.readouterr().err.strip() == "no server running"
+
+
+def test_a_name_listens_on_ipv4_and_an_ipv6_banner_is_bracketed() -> None:
+    from citator.server.pages import address_of, listen
+
+    with listen("localhost", 0) as sock:  # "localhost" may name ::1 first; clients mostly ask 127.0.0.1
+        assert sock.family == socket.AF_INET and address_of("localhost", sock).startswith("http://localhost:")
+    try:
+        six = listen("::1", 0)
+    except Exception:  # noqa: BLE001 - a host without IPv6 loopback
+        pytest.skip("no IPv6 loopback here")
+    with six:
+        assert address_of("::1", six) == f"http://[::1]:{six.getsockname()[1]}"

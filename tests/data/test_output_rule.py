@@ -143,20 +143,41 @@ def test_a_run_directory_that_is_a_file_is_one_clear_error(
     assert err == [f"OutputError: {tmp_path / 'FILE'}: is a file, not a directory; give a directory for the output"]
 
 
-def test_an_output_inside_a_directory_the_command_reads_is_refused(brief_index: Path, tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    # `--output idx/manifest.json` would replace the manifest of the index the brief reads: under any spelling of
-    # the folder, the command refuses before it starts and the index is as it was.
+def test_an_output_never_replaces_what_the_command_read_inside_its_directories(
+        brief_index: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `--output idx/manifest.json` would replace the manifest of the index the brief reads, and an output over one
+    # of the index's data files would break it: refused under any spelling of the folder, the index as it was.
+    # A file of the user's own beside the index (run.sh writes its results there) is written, and written again.
     index = tmp_path / "idx"
     shutil.copytree(brief_index, index)
     (tmp_path / "alias").symlink_to(index)
-    before = (index / "manifest.json").read_bytes()
-    for target in (index / "manifest.json", tmp_path / "alias" / "manifest.json", index):
+    data = index / json.loads((index / "manifest.json").read_text())["data_dir"]
+    before = {p: p.read_bytes() for p in (index / "manifest.json", data / "doc_ids.json")}
+    for target in (index / "manifest.json", tmp_path / "alias" / "manifest.json", data / "doc_ids.json"):
         assert main(["brief", "--index-dir", str(index), "--k", "1", "--output", str(target), "law"]) == 2
         err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1 and err[0].startswith(f"OutputError: {target}: is inside {index}"), err
-    assert (index / "manifest.json").read_bytes() == before
-    assert main(["brief", "--index-dir", str(index), "--k", "1", "--output", str(tmp_path / "b.txt"), "law"]) == 0
+        assert err == [f"OutputError: {target}: is one of this command's inputs; write the output somewhere else"]
+    assert {p: p.read_bytes() for p in before} == before
+    for _ in range(2):
+        assert main(["brief", "--index-dir", str(index), "--k", "1", "--output", str(index / "b.txt"), "law"]) == 0
+    # Library callers record nothing: an index read in this process may be rebuilt by it.
+    from citator.stance.retrieve.manifest import read_manifest
+
+    read_manifest(index)
+    write_text_atomic(index / "manifest.json", (index / "manifest.json").read_text())
+
+
+def test_review_metrics_never_replaces_the_pool_it_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from fixtures.review_run import build_run
+
+    run = build_run(tmp_path / "run")
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("")
+    pool = (run / "pool.jsonl").read_bytes()
+    assert main(["review", "metrics", str(run), "--labels", str(labels), "--json", str(run / "pool.jsonl")]) == 2
+    assert "pool.jsonl: is one of this command's inputs" in capsys.readouterr().err
+    assert (run / "pool.jsonl").read_bytes() == pool
+    assert main(["review", "metrics", str(run), "--labels", str(labels), "--json", str(run / "review.json")]) == 0
 
 
 def test_a_replaced_file_keeps_its_mode(tmp_path: Path) -> None:
@@ -174,21 +195,31 @@ def test_a_replaced_file_keeps_its_mode(tmp_path: Path) -> None:
 
 
 def test_a_build_removes_only_folders_it_made(tmp_path: Path) -> None:
-    # Earlier builds' folders go once a build has switched; a user's folder that merely starts with "build-", and
-    # an earlier build's folder holding a file the command reads (a corpus given from its copy), stay.
+    # Earlier builds' folders go once a build has switched (the marked ones, and the one the manifest names); a
+    # user's folder that merely looks like one, and a build folder holding a file or folder the command reads (a
+    # corpus or model given from it), stay.
     from citator.stance.retrieve.index_dir import fresh_build
+    from citator.stance.retrieve.index_files import BUILD_MARK
 
-    (tmp_path / "build-keep").mkdir()
-    (tmp_path / "build-keep" / "notes.txt").write_text("mine")
-    (tmp_path / "build-abcd_123").mkdir()
-    (tmp_path / "build-abcd_123" / "dense.npy").write_bytes(b"old")
-    (tmp_path / "build-zz99zz99").mkdir()
-    corpus = tmp_path / "build-zz99zz99" / "documents.jsonl"
+    def folder(name: str, marked: bool) -> Path:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "dense.npy").write_bytes(b"old")
+        if marked:
+            (tmp_path / name / BUILD_MARK).touch()
+        return tmp_path / name
+
+    folder("build-personal", marked=False)
+    folder("build-abcd_123", marked=True)
+    folder("build-legacy01", marked=False)
+    (tmp_path / "manifest.json").write_text('{"data_dir": "build-legacy01"}')
+    corpus = folder("build-zz99zz99", marked=True) / "documents.jsonl"
     corpus.write_text("{}\n")
-    with command_inputs([str(corpus)]), fresh_build(tmp_path) as new:
-        pass
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["build-keep", "build-zz99zz99", new.name])
-    assert (tmp_path / "build-keep" / "notes.txt").read_text() == "mine" and corpus.read_text() == "{}\n"
+    (folder("build-mm11mm11", marked=True) / "model").mkdir()
+    with command_inputs([str(corpus), str(tmp_path / "build-mm11mm11" / "model")]), fresh_build(tmp_path) as new:
+        assert (new / BUILD_MARK).is_file()
+    assert sorted(p.name for p in tmp_path.glob("build-*")) == sorted(
+        ["build-personal", "build-zz99zz99", "build-mm11mm11", new.name])
+    assert corpus.read_text() == "{}\n"
 
 
 def test_training_refuses_to_empty_an_encoder_folder_it_did_not_finish(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 import citator
 from citator.data import Qrels
-from citator.errors import RunError, ShapeError
+from citator.errors import CitatorError, RunError, ShapeError
 
 ir_measures = pytest.importorskip("ir_measures")
 
@@ -74,3 +74,24 @@ def test_a_wrong_shape_is_one_clear_error(qrels, run, where: str) -> None:  # ty
 def test_a_listed_duplicate_is_refused_not_scored() -> None:
     with pytest.raises(RunError, match="twice|more than once|duplicate"):
         citator.evaluate({"q": {"a": 1}}, {"q": ["a", "a"]}, ["ndcg@10"])
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"measures": ["rr"], "query_ids": "q1"}, "query_ids must be a list"),  # would score queries "q" and "1"
+    ({"measures": ["rr"], "query_ids": [None]}, "query_ids must be a list"),
+    ({"measures": None}, "measures must be"),
+    ({"measures": [b"rr"]}, "a metric name is text"),
+    ({"measures": ["ndcg@" + "9" * 5000]}, "unknown metric"),
+    ({"measures": ["ndcg@10\n\x1b[31m"]}, "unknown metric"),
+])
+def test_arguments_of_another_kind_are_one_clear_error(kwargs: dict, message: str) -> None:
+    with pytest.raises(CitatorError, match=message) as caught:
+        citator.evaluate({"q1": {"d1": 1}}, {"q1": ["d1"]}, **kwargs)
+    assert "\n" not in str(caught.value) and len(str(caught.value)) < 200
+
+
+@pytest.mark.parametrize("qrels,run", [({"q1": {"d1": 10**400}}, {"q1": ["d1"]}),
+                                       ({"q1": {"d1": 1}}, {"q1": {"d1": 10**400}})])
+def test_numbers_past_a_floats_range_are_refused(qrels: dict, run: dict) -> None:
+    with pytest.raises(ShapeError, match="must be"):
+        citator.evaluate(qrels, run, ["ndcg@10"])

@@ -1,4 +1,6 @@
-"""A model folder the user cannot fully read is named for what it is: not readable, not "missing"."""
+"""A model folder the user cannot fully read is named for what it is: not readable, not "missing".
+
+safetensors itself opens the weights here, as the model libraries do."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from safetensors import safe_open
 
 from citator.errors import ConfigError
 from citator.models.directory import loading
@@ -18,7 +21,7 @@ def _refusal_as(uid: int | None, model_dir: Path) -> str:
     if uid is None:
         with pytest.raises(ConfigError) as refused:
             with loading(model_dir):
-                pass
+                safe_open(str(model_dir / "model.safetensors"), framework="numpy")
         return str(refused.value)
     read, write = os.pipe()
     pid = os.fork()
@@ -29,7 +32,7 @@ def _refusal_as(uid: int | None, model_dir: Path) -> str:
             os.setgid(uid)
             os.setuid(uid)
             with loading(model_dir):
-                pass
+                safe_open(str(model_dir / "model.safetensors"), framework="numpy")
         except ConfigError as exc:
             message = str(exc)
         finally:

@@ -82,11 +82,11 @@ def test_limits_that_are_not_finite_are_refused_before_loading(tmp_path: Path, c
 
 
 def test_a_run_directory_held_by_another_run_is_refused(tmp_path: Path, capsys) -> None:  # noqa: ANN001
-    from citator.data.atomic import exclusive_dir
+    from citator.data.atomic import run_directory
 
     argv = ["rerank", "--pool", str(POOL), "--qrels", str(QRELS), "--model", str(tmp_path / "no-model"),
             "--strategy", "bm25", "--out", str(tmp_path / "run")]
-    with exclusive_dir(tmp_path / "run", ".run.lock", "held by the test"):
+    with run_directory(tmp_path / "run"):
         assert main(argv) == 2
     assert "another citator run is writing this run directory" in capsys.readouterr().err
 

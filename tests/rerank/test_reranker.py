@@ -33,8 +33,14 @@ def test_plain_texts_are_numbered_and_pairs_keep_their_ids(tiny_llm) -> None:  #
 @pytest.mark.parametrize("candidates,message", [
     ([("a", "x"), ("a", "y")], "distinct"),
     ([("a", 1)], "candidate 0"),
-    ([{"id": "a", "text": "x", "score": "high"}], "score must be a number"),
+    ([{"id": "a", "text": "x", "score": "high"}], "score must be a finite number"),
+    ([{"id": "a", "text": "x", "score": float("nan")}], "score must be a finite number"),
+    ([{"id": "a", "text": "x", "score": 10**400}], "score must be a finite number"),
     ([None], "candidate 0"),
+    # A string or a mapping would pass for candidates one character or key at a time.
+    ("hello", "candidates must be a list"),
+    ({"nrs-1": "text one", "nrs-2": "text two"}, "candidates must be a list"),
+    ([("a", "x \ud800")], "lone UTF-16 surrogate"),
 ])
 def test_a_bad_candidate_is_one_clear_error(tiny_llm, candidates, message: str) -> None:  # noqa: ANN001
     with pytest.raises(CitatorError, match=message):

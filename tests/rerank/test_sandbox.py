@@ -260,6 +260,33 @@ def test_the_namespace_probe_answers_for_the_host_wherever_the_runner_stands(tmp
         namespaces.available.cache_clear()
 
 
+def test_the_links_to_an_interpreter_are_made_again_but_nothing_beside_them(tiny_llm, pool, short_limits,  # noqa: ANN001
+                                                                            script, reachable_tmp) -> None:  # noqa: ANN001
+    # The interpreter is reached through a directory link and a file link under /tmp; a file beside those links
+    # (another run's judgments, say) stays out of the strategy's view.
+    bin_dir = reachable_tmp / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    for folder in (bin_dir.parent, bin_dir):
+        os.chmod(folder, 0o755)
+    (bin_dir / "python").symlink_to(os.path.realpath(sys.executable))
+    (reachable_tmp / "venv-link").symlink_to(bin_dir.parent)
+    beside = bin_dir / "qrels.json"
+    beside.write_text('{"q": {"d": 3}}')
+    os.chmod(beside, 0o644)
+    nowhere = f"{tempfile.gettempdir()}/citator-test-no-judgments-{os.getpid()}"  # names no folder to keep
+    leftover = f"at:{tempfile.gettempdir()}/citator-test-leave-{os.getpid()}"
+    runner = Runner(tiny_llm, script("look_around.py", nowhere, f"at:{beside}", leftover), short_limits,
+                    python=str(reachable_tmp / "venv-link" / "bin" / "python"))
+    try:
+        if not runner.protections["private_tmp"]:
+            pytest.skip("this host allows no mount namespace")
+        outcome = runner.run_query(pool[0])
+    finally:
+        runner.close()
+    assert outcome.failure is None, outcome
+    assert _report(outcome)["host_tmp_file"].startswith("refused: FileNotFoundError"), _report(outcome)
+
+
 def test_an_interpreter_linked_from_under_tmp_still_runs_in_the_private_tmp(tiny_llm, pool, short_limits,  # noqa: ANN001
                                                                             reachable_tmp) -> None:  # noqa: ANN001
     # A venv under /tmp: its bin/python is a link (through a second, relative one) out to the system's interpreter.

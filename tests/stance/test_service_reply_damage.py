@@ -14,12 +14,19 @@ from citator.stance.retrieve.service_protocol import READY_NAME, decode_results,
 @pytest.mark.parametrize("ready", ["[1]", '"x"', "null", '{"pid": 1e400, "fingerprint": "f"}',
                                    '{"pid": true, "fingerprint": "f"}', '{"pid": 0, "fingerprint": "f"}',
                                    '{"pid": -1, "fingerprint": "f"}', '{"pid": 99999999999, "fingerprint": "f"}',
-                                   '{"fingerprint": "f"}', '{"pid": ' + "9" * 400 + ', "fingerprint": "f"}'])
+                                   '{"fingerprint": "f"}'])
 def test_a_damaged_ready_file_means_no_server(tmp_path: Path, ready: str) -> None:
     service_dir(tmp_path).mkdir(parents=True)
     (service_dir(tmp_path) / READY_NAME).write_text(ready)
     results, why = search_via_service(tmp_path, "f", [Query("q1", "law", "supported")], 10)
-    assert results is None and why, why
+    assert results is None and "is damaged (no process id)" in why, why
+
+
+def test_a_ready_file_that_is_not_json_means_no_server(tmp_path: Path) -> None:
+    service_dir(tmp_path).mkdir(parents=True)
+    (service_dir(tmp_path) / READY_NAME).write_text('{"pid": ' + "9" * 400 + ', "fingerprint": "f"}')
+    results, why = search_via_service(tmp_path, "f", [Query("q1", "law", "supported")], 10)
+    assert results is None and "no usable answer" in why and "too large" in why, why
 
 
 @pytest.mark.parametrize("reply", [

@@ -96,5 +96,5 @@ def test_provider_serve_refuses_an_unset_key_variable(tmp_path: Path, monkeypatc
     from citator.cli.main import main
 
     monkeypatch.delenv("CITATOR_UNSET_KEY", raising=False)
-    rc = main(["provider-serve", "--model", str(tmp_path), "--port", "1", "--api-key-env", "CITATOR_UNSET_KEY"])
+    rc = main(["provider-serve", "--model", str(tmp_path), "--port", "0", "--api-key-env", "CITATOR_UNSET_KEY"])
     assert rc == 2 and "CITATOR_UNSET_KEY: that environment variable is not set" in capsys.readouterr().err

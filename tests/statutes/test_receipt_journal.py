@@ -136,5 +136,5 @@ def test_a_torn_journal_line_and_an_unsent_receipt_resume_cleanly(bench) -> None
 def test_a_manifest_that_is_not_an_object_is_a_clear_error(bench) -> None:  # type: ignore[no-untyped-def]
     bench(1)
     (bench.out / "manifest.json").write_text("[]")
-    with pytest.raises(ReceiptError, match="holds a run with other inputs"):
+    with pytest.raises(ReceiptError, match="no fingerprint of the run.s inputs"):
         bench(1)

@@ -113,12 +113,11 @@ def test_a_second_run_in_the_same_directory_is_refused_while_the_first_holds_it(
         tmp_path: Path, nrs_sections: Path, nrs_suite: Path) -> None:
     # Two runs at once each spent the budget and interleaved their receipts: the second is refused at once, and
     # the directory serves the next run once the first has ended.
-    from citator.data.atomic import exclusive_dir
+    from citator.data.atomic import run_directory
     from citator.errors import OutputError
-    from citator.statutes.run import RUN_LOCK
 
     provider = CountingProvider()
-    with exclusive_dir(tmp_path / "run", RUN_LOCK, "held by the first run"):
+    with run_directory(tmp_path / "run"):
         with pytest.raises(OutputError, match="another citator run is writing this run directory"):
             _run(tmp_path, nrs_sections, nrs_suite, provider, budget=Budget(max_requests=3))
     assert provider.calls == []

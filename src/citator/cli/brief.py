@@ -49,8 +49,9 @@ def _propositions(args: argparse.Namespace) -> list[str]:
         return [args.proposition]
     texts: dict[str, str] = {}
     for q in read_queries(args.queries, default_stance="all"):
-        if len(" ".join(q.text.split())) > MAX_PROPOSITION_CHARS:
-            raise QueryError(args.queries, None, f"query {q.query_id!r} is {len(' '.join(q.text.split()))} characters; at most "
+        length = len(" ".join(q.text.split()))  # counted as the index counts it, white space collapsed
+        if length > MAX_PROPOSITION_CHARS:
+            raise QueryError(args.queries, None, f"query {q.query_id!r} is {length} characters; at most "
                              f"{MAX_PROPOSITION_CHARS} are read", field="text")
         texts.setdefault(text_key(q.text), q.text)
     return list(texts.values())
@@ -78,7 +79,7 @@ def run_ui(args: argparse.Namespace) -> int:
 
     from citator.stance.brief.index import MAX_K
     from citator.errors import PropositionError
-    from citator.server.pages import bound_port, listen, serve_on, warn_unless_loopback
+    from citator.server.pages import address_of, listen, serve_on, warn_unless_loopback
     from citator.server.ui import create_app
 
     if not 1 <= args.k <= MAX_K:
@@ -93,7 +94,7 @@ def run_ui(args: argparse.Namespace) -> int:
     sock = listen(args.host, args.port)  # a taken port is one line, before the banner
     banner = f"({args.workers} worker(s); Ctrl-C to stop)"
     if args.workers == 1:
-        print(f"citator ui on http://{args.host}:{bound_port(sock)}/ {banner}", file=sys.stderr)
+        print(f"citator ui on {address_of(args.host, sock)}/ {banner}", file=sys.stderr)
         serve_on(sock, app)
         return 0
     # uvicorn's workers bind the port themselves: it was free a moment ago.

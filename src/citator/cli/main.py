@@ -16,7 +16,7 @@ from pathlib import Path
 import citator
 import citator.cli
 from citator.data.atomic import command_inputs
-from citator.errors import CitatorError, OutputError, one_line
+from citator.errors import CitatorError, one_line
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,8 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        _refuse_outputs_in_input_dirs(args)
-        with command_inputs(_named_files(args)):
+        with command_inputs(_named_paths(args)):
             return int(args.func(args) or 0)
     except CitatorError as exc:
         print(f"{type(exc).__name__}: {one_line(str(exc))}", file=sys.stderr)
@@ -77,7 +76,7 @@ def entry(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return 128 + signal.SIGPIPE
     except OSError as exc:
-        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
             raise
         _silence_stdout()
         print(f"citator: cannot write the output ({exc.strerror})", file=sys.stderr)
@@ -102,25 +101,10 @@ OUTPUT_DESTS = frozenset({"output", "out", "json_out"})
 INTERNAL_ERROR = 70
 
 
-def _named_files(args: argparse.Namespace) -> list[str]:
-    """Every regular file the command line names: the command's inputs, which no output may replace."""
-    return _named(args, os.path.isfile)
-
-
-def _refuse_outputs_in_input_dirs(args: argparse.Namespace) -> None:
-    """An output that would replace something inside a directory the command line names as another argument (an
-    index, a run directory) is refused: `--output idx/manifest.json` would destroy the index it reads. A new file
-    there takes nothing away, so only a path that exists is refused."""
-    dirs = [os.path.realpath(p) for p in _named(args, os.path.isdir)]
-    for dest in OUTPUT_DESTS:
-        value = getattr(args, dest, None)
-        if not isinstance(value, (str, Path)) or not value or not os.path.lexists(value):
-            continue
-        real = os.path.realpath(value)
-        for folder in dirs:
-            if real == folder or real.startswith(folder.rstrip(os.sep) + os.sep):
-                raise OutputError(f"{value}: is inside {folder}, which this command reads; write the output "
-                                  "somewhere else")
+def _named_paths(args: argparse.Namespace) -> list[str]:
+    """Every file and directory the command line names outside its outputs: the command's inputs. No output may
+    replace such a file, nor a file the command's readers open inside such a directory (data/atomic.py)."""
+    return _named(args, os.path.exists)
 
 
 def _named(args: argparse.Namespace, test: Callable[[str], bool]) -> list[str]:

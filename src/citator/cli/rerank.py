@@ -39,7 +39,7 @@ def run_rerank(args: argparse.Namespace) -> int:
     from citator.errors import ConfigError
     from citator.rerank.strategies import STRATEGIES
 
-    from citator.data.atomic import exclusive_dir, output_dir
+    from citator.data.atomic import output_dir, run_directory
 
     output_dir(args.out, make=False)
     if args.limit is not None and args.limit < 1:
@@ -54,8 +54,7 @@ def run_rerank(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, exit_on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         # One run at a time in a run directory: two would overwrite each other's ledgers and summary.
-        with exclusive_dir(args.out, ".run.lock", "another citator run is writing this run directory; wait for "
-                           "it to end"), \
+        with run_directory(args.out), \
                 Runner.load(args.model, deployment, strategy, limits, python=args.strategy_python) as runner:
             summary = run_dl(args.pool, args.qrels, runner, args.out, args.limit, progress=not args.quiet,
                              inputs=inputs)

@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from citator.server.pages import bound_port, listen, serve_on, warn_unless_loopback
+    from citator.server.pages import address_of, listen, serve_on, warn_unless_loopback
     from citator.server.review import create_app
 
     warn_unless_loopback(args.host, "sees the review pages")
@@ -76,7 +76,7 @@ def run_serve(args: argparse.Namespace) -> int:
     except BaseException:
         sock.close()
         raise
-    print(f"review app on http://{args.host}:{bound_port(sock)}/ (Ctrl-C to stop)", file=sys.stderr)
+    print(f"review app on {address_of(args.host, sock)}/ (Ctrl-C to stop)", file=sys.stderr)
     serve_on(sock, app)
     return 0
 

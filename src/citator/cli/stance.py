@@ -7,8 +7,6 @@ import sys
 import time
 from pathlib import Path
 
-from citator.cli.arguments import whole
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     b = sub.add_parser("build", help="build a stance-retrieval index (and start its search server)")
@@ -31,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--index-dir", required=True, type=Path, help="an index directory made by build")
     s.add_argument("--queries", required=True, type=Path, help="queries JSONL (query_id, text, stance)")
     s.add_argument("--output", required=True, type=Path, help="results JSONL to write (atomically)")
-    s.add_argument("--top-k", type=whole(1), default=10, help="doc ids per query (default: %(default)s)")
+    s.add_argument("--top-k", type=int, default=10, help="doc ids per query (default: %(default)s)")
     s.add_argument("--no-server", action="store_true", help="search in-process even if a server is running")
     s.set_defaults(func=run_search)
 

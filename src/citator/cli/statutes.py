@@ -183,18 +183,21 @@ def _print_written(out: Path, before: dict[Path, tuple[int, int, int]]) -> None:
     written = sorted(p for p, stamp in _files(out).items() if before.get(p) != stamp)
     receipts = [p for p in written if p.parent.name == "receipts"]
     for path in written:
-        if path not in receipts:
+        if path not in receipts and not path.name.startswith("."):  # the run's lock is no output
             print(f"wrote {path}")
     if receipts:
         print(f"wrote {len(receipts)} receipt file(s) in {receipts[0].parent}")
 
 
 def run_provider_serve(args: argparse.Namespace) -> int:
+    from citator.server.pages import address_of, listen
     from citator.server.provider_server import serve
 
     if args.max_tokens_cap < 1 or (args.max_context_tokens is not None and args.max_context_tokens < 2):
         raise ConfigError("--max-tokens-cap must be >= 1 and --max-context-tokens >= 2")
-    print(f"serving {args.model} on http://{args.host}:{args.port}/v1", file=sys.stderr, flush=True)
-    serve(args.model, host=args.host, port=args.port, served_name=args.served_name, api_key_env=args.api_key_env,
-          device=args.device, max_tokens_cap=args.max_tokens_cap, max_context_tokens=args.max_context_tokens)
+    sock = listen(args.host, args.port)  # a taken port is one line, before the model loads and any banner
+    serve(args.model, sock=sock, served_name=args.served_name, api_key_env=args.api_key_env, device=args.device,
+          max_tokens_cap=args.max_tokens_cap, max_context_tokens=args.max_context_tokens,
+          ready=lambda: print(f"serving {args.model} on {address_of(args.host, sock)}/v1", file=sys.stderr,
+                              flush=True))
     return 0

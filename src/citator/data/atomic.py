@@ -25,6 +25,12 @@ from citator.errors import OutputError
 
 # Files the running command reads (set by the CLI for each command): no writer may replace one of them.
 _INPUTS: contextvars.ContextVar[tuple[tuple[int, int], ...]] = contextvars.ContextVar("citator_inputs", default=())
+# Files the command's readers opened from the directories it was given (an index's manifest and data, a run's pool):
+# recorded only while a command runs (command_inputs), so a library caller may rebuild what it read before.
+_READ: contextvars.ContextVar[set[tuple[int, int]] | None] = contextvars.ContextVar("citator_read", default=None)
+# Directories the command line names: a build's cleanup never removes one (or what holds one).
+_INPUT_DIRS: contextvars.ContextVar[tuple[tuple[int, int], ...]] = contextvars.ContextVar("citator_input_dirs",
+                                                                                         default=())
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"))
@@ -38,21 +44,47 @@ def _identity(path: str | Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
 
 
+def _dir_identity(path: str | Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+
+
 @contextlib.contextmanager
 def command_inputs(paths: Iterable[str | Path]) -> Iterator[None]:
-    """While the block runs, every atomic write refuses to replace any of these files (those that exist)."""
+    """While the block runs, every atomic write refuses to replace any of these files (those that exist), and any
+    file a reader marks as read (mark_read); directories among `paths` are kept from a build's cleanup."""
+    paths = list(paths)
     ids = tuple(i for i in (_identity(p) for p in paths) if i is not None)
-    token = _INPUTS.set(_INPUTS.get() + ids)
+    dirs = tuple(i for i in (_dir_identity(p) for p in paths) if i is not None)
+    tokens = (_INPUTS.set(_INPUTS.get() + ids), _INPUT_DIRS.set(_INPUT_DIRS.get() + dirs), _READ.set(set()))
     try:
         yield
     finally:
-        _INPUTS.reset(token)
+        _READ.reset(tokens[2])
+        _INPUT_DIRS.reset(tokens[1])
+        _INPUTS.reset(tokens[0])
+
+
+def mark_read(paths: Iterable[str | Path]) -> None:
+    """Record files a command has read from a directory it was given (an index's manifest and data files, a
+    statute run's pool): no output of the same command may replace them. Outside a command, nothing is recorded."""
+    read = _READ.get()
+    if read is not None:
+        read.update(i for i in (_identity(p) for p in paths) if i is not None)
 
 
 def holds_command_input(folder: str | Path) -> bool:
-    """Whether any regular file under `folder` is one of the running command's inputs (so it must stay)."""
-    ids = set(_INPUTS.get())
-    return bool(ids) and any(_identity(os.path.join(d, n)) in ids for d, _, names in os.walk(folder) for n in names)
+    """Whether `folder` holds (or is) a file or directory the running command reads (so it must stay)."""
+    files, dirs = set(_INPUTS.get()) | (_READ.get() or set()), set(_INPUT_DIRS.get())
+    if not files and not dirs:
+        return False
+    for d, _, names in os.walk(folder):
+        if _dir_identity(d) in dirs or any(_identity(os.path.join(d, n)) in files for n in names):
+            return True
+    return False
 
 
 def check_output(path: str | Path, inputs: Iterable[str | Path] = (), in_place: bool = False) -> Path:
@@ -74,7 +106,8 @@ def check_output(path: str | Path, inputs: Iterable[str | Path] = (), in_place: 
             kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
             raise OutputError(f"{target}: is {kind}; citator writes only to a regular file or a new path")
         ident = (st.st_dev, st.st_ino)
-        if not in_place and (ident in _INPUTS.get() or any(_identity(p) == ident for p in inputs)):
+        if not in_place and (ident in _INPUTS.get() or ident in (_READ.get() or ())
+                             or any(_identity(p) == ident for p in inputs)):
             raise OutputError(f"{target}: is one of this command's inputs; write the output somewhere else")
     _check_parent(target)
     return target
@@ -196,6 +229,15 @@ def exclusive_dir(path: str | Path, lock_name: str, busy: str,
         yield target
     finally:
         lock.close()
+
+
+# Held by the one run writing a run directory (rerank, bench statutes): two would interleave receipts and ledgers.
+RUN_LOCK = ".run.lock"
+
+
+def run_directory(path: str | Path) -> contextlib.AbstractContextManager[Path]:
+    """The run directory `path`, held by this run alone (exclusive_dir)."""
+    return exclusive_dir(path, RUN_LOCK, "another citator run is writing this run directory; wait for it to end")
 
 
 def output_dir(path: str | Path, make: bool = True) -> Path:

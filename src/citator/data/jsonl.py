@@ -41,19 +41,25 @@ def _reading(path: Path, error: type[DataError], where: Callable[[], int | None]
 def _int(digits: str) -> int:
     # An integer past float's range (about 1.8e308) is no count, score or setting citator reads: taken, it raises
     # OverflowError wherever it meets a float.
-    if len(digits) > 309 or abs(value := int(digits)) > _FLOAT_MAX:
+    if len(digits.lstrip("-")) > 309 or abs(value := int(digits)) > _FLOAT_MAX:
         raise ValueError("an integer too large for a number")
     return value
 
 
 _FLOAT_MAX = int(sys.float_info.max)
+# One decoder for every read (json.loads would build a new one per call when given parse_int).
+_DECODER = json.JSONDecoder(parse_int=_int)
 
 
 def loads(text: str | bytes) -> Any:
     """json.loads, with what it raises besides JSONDecodeError (nesting too deep for the parser, an integer longer
     than Python converts or past float's range) reported as a JSONDecodeError like any other malformed JSON."""
     try:
-        return json.loads(text, parse_int=_int)
+        if isinstance(text, (bytes, bytearray)):
+            text = text.decode(json.detect_encoding(text), "surrogatepass")  # as json.loads reads bytes
+        if text.startswith("\ufeff"):
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        return _DECODER.decode(text)
     except json.JSONDecodeError:
         raise
     except RecursionError:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from statistics import fmean
 
 from citator.data.records import Qrels
-from citator.errors import CitatorError, RunError
+from citator.errors import CitatorError, RunError, one_line
 from citator.evaluate.hit import hit
 from citator.evaluate.ndcg import ndcg
 from citator.evaluate.precision import precision
@@ -43,9 +43,12 @@ class Measure:
 
 def parse_measure(name: str) -> Measure:
     """Parse `ndcg@10` style names; `rr` may go without a cut-off, the others need one."""
-    m = _PATTERN.match(name.strip().lower())
+    if not isinstance(name, str):
+        raise CitatorError(f"a metric name is text such as ndcg@10, got {type(name).__name__}")
+    m = _PATTERN.match(name.strip().lower()) if len(name) <= 40 else None
     if not m:
-        raise CitatorError(f'unknown metric "{name}": use ndcg@K, hit@K, p@K, recall@K or rr[@K]')
+        shown = one_line(name[:40] + ("…" if len(name) > 40 else ""))
+        raise CitatorError(f'unknown metric "{shown}": use ndcg@K, hit@K, p@K, recall@K or rr[@K]')
     family, k = m.group(1), m.group(2)
     if k is None and family != "rr":
         raise CitatorError(f'metric "{name}" needs a cut-off, e.g. {family}@10')
@@ -67,7 +70,14 @@ def per_query(
     qrels, run = as_qrels(qrels), as_rankings(run)
     if isinstance(measures, str):
         measures = [measures]
+    if not isinstance(measures, Iterable):
+        raise CitatorError(f"measures must be a metric name or a list of them, got {type(measures).__name__}")
+    # A string is an iterable of one-character "ids": scoring "q1" as queries "q" and "1" would be silently wrong.
+    if query_ids is not None and (isinstance(query_ids, (str, bytes)) or not isinstance(query_ids, Iterable)):
+        raise CitatorError(f"query_ids must be a list of query ids, got {type(query_ids).__name__}")
     ids = list(qrels.query_ids() if query_ids is None else query_ids)
+    if not all(isinstance(q, str) for q in ids):
+        raise CitatorError("query_ids must be a list of query ids (strings)")
     out: dict[str, dict[str, float]] = {}
     for name in measures:
         measure = parse_measure(name)

@@ -10,6 +10,7 @@ metric.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
 
@@ -32,8 +33,9 @@ def as_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]]) -> Qrels:
             raise ShapeError(f'qrels, query "{q}": expected {{doc_id: grade}}, got {type(docs).__name__}')
         for d, g in docs.items():
             _check_id(d, f'qrels, query "{q}"', "doc id")
-            if isinstance(g, bool) or not isinstance(g, Integral):
-                raise ShapeError(f'qrels, query "{q}", doc "{d}": grade must be an integer, got {g!r}')
+            # Linear gain divides the grade as a float: past a float's range it could only overflow.
+            if isinstance(g, bool) or not isinstance(g, Integral) or abs(g) > _FLOAT_MAX:
+                raise ShapeError(f'qrels, query "{q}", doc "{d}": grade must be an integer, got {_shown(g)}')
         grades[q] = {d: int(g) for d, g in docs.items()}
     return Qrels.from_dict(grades)
 
@@ -59,11 +61,19 @@ def as_rankings(run: Run) -> dict[str, Sequence[str]]:
     return out
 
 
+_FLOAT_MAX = sys.float_info.max
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "…"
+
+
 def _by_score(q: str, scores: Mapping[str, float]) -> list[str]:
     for d, s in scores.items():
         _check_id(d, f'run, query "{q}"', "doc id")
-        if isinstance(s, bool) or not isinstance(s, Real) or not math.isfinite(s):
-            raise ShapeError(f'run, query "{q}", doc "{d}": score must be a finite number, got {s!r}')
+        if isinstance(s, bool) or not isinstance(s, Real) or abs(s) > _FLOAT_MAX or not math.isfinite(s):
+            raise ShapeError(f'run, query "{q}", doc "{d}": score must be a finite number, got {_shown(s)}')
     # Two sorts, stable: doc id descending, then score descending, which keeps the doc-id order within a tie.
     by_id = sorted(scores, reverse=True)
     return sorted(by_id, key=lambda d: float(scores[d]), reverse=True)

@@ -4,8 +4,8 @@ Tokenizing the rendered template whole would read `<|im_end|>\\n<|im_start|>syst
 turn markers, letting any message forge a system turn. So each message's special-token strings are hidden behind
 placeholders while the template renders; the rendered text is then cut at the special tokens that remain (the
 template's own), those become their ids, and every piece between them is encoded with special tokens split, the
-placeholders first put back. Where no message holds special-token text the ids equal the plain tokenizer's on the
-rendered prompt: its added-token pass cuts at the same tokens and encodes the same pieces one by one.
+placeholders first put back. Where no message holds special-token text (or the private-use marker) the ids are
+the plain tokenizer's on the rendered prompt, whatever its pre-tokenizer.
 
 Non-special added tokens (Qwen3's `<think>`, `<tool_call>`) are ordinary vocabulary: the tokenizer produces them
 from plain text too, and they open or close no turn.
@@ -58,6 +58,8 @@ class ChatPrompt:
         rendered: str = self.tokenizer.apply_chat_template(
             safe, tokenize=False, add_generation_prompt=True, enable_thinking=False
         )
+        if not hidden:  # no message holds special-token text: the tokenizer's own ids, exactly
+            return list(self.tokenizer(rendered, add_special_tokens=False)["input_ids"])
         ids: list[int] = []
         start = 0
         for match in self._control.finditer(rendered):

@@ -35,17 +35,24 @@ def read_config(model_dir: Path, name: str = "config.json") -> dict[str, Any]:
 @contextmanager
 def loading(model_dir: Path) -> Iterator[None]:
     """Turn what a model library raises for a folder it cannot load (no weights, a broken tokenizer, a config it
-    does not know) into one ConfigError line naming the folder."""
-    # A file the user may not read is named as such first: the libraries report it as missing.
+    does not know) into one ConfigError line naming the folder, or the file in it the user may not read (the
+    libraries report that as missing)."""
+    from safetensors import SafetensorError
+
+    try:
+        yield
+    except ConfigError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, ImportError,
+            SafetensorError) as exc:
+        _refuse_unreadable(model_dir)
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise ConfigError(f"{model_dir}: not a model citator can load ({type(exc).__name__}: {first})") from None
+
+
+def _refuse_unreadable(model_dir: Path) -> None:
     with contextlib.suppress(OSError):
         for entry in sorted(os.scandir(model_dir), key=lambda e: e.name):
             if entry.is_file() and not os.access(entry.path, os.R_OK):
                 raise ConfigError(f"{entry.path}: not readable by this user (mode "
                                   f"{stat.S_IMODE(entry.stat().st_mode):o}); make it readable or load another copy")
-    try:
-        yield
-    except ConfigError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - whatever a library raises on a folder (safetensors has its own type)
-        first = (str(exc).strip().splitlines() or [""])[0]
-        raise ConfigError(f"{model_dir}: not a model citator can load ({type(exc).__name__}: {first})") from None

@@ -6,8 +6,10 @@ sentence-transformers, whose import alone costs seconds that run.sh cannot spare
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -66,6 +68,13 @@ class TransformerEncoder(Encoder):
         self.dim = int(self.model.config.hidden_size)
         self.query_prefixes = read_query_prefixes(model_dir)
         self._content: np.ndarray | None = None
+        # A fast tokenizer's call sets truncation and padding on the one Rust tokenizer it shares: two threads
+        # encoding at once (a served index) could cut one's query to the other's width. One call at a time.
+        self._tokenizing = threading.Lock()
+
+    def _tokenize(self, texts: list[str], **options: Any):  # type: ignore[no-untyped-def]
+        with self._tokenizing:
+            return self.tokenizer(texts, **options)
 
     def _forward(self, batch):  # type: ignore[no-untyped-def]
         """The model's last hidden states, float32."""
@@ -78,7 +87,7 @@ class TransformerEncoder(Encoder):
         """(indices of a batch's texts, the width they are padded to): see width_batches."""
         if not texts:
             return []
-        lengths = [len(ids) for ids in self.tokenizer(list(texts), truncation=True,
+        lengths = [len(ids) for ids in self._tokenize(list(texts), truncation=True,
                                                         max_length=self.max_length)["input_ids"]]
         return width_batches(lengths, batch_size, self.max_length)
 
@@ -111,7 +120,7 @@ class TransformerEncoder(Encoder):
             return np.zeros((0, self.dim), dtype=np.float32)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)  # rows in the original order
         for idx, width in tqdm(self._batches(texts, batch_size), desc="encode", disable=not progress):
-            batch = self.tokenizer([texts[i] for i in idx], truncation=True, return_tensors="pt",
+            batch = self._tokenize([texts[i] for i in idx], truncation=True, return_tensors="pt",
                                    padding="max_length", max_length=width).to(self.device)
             hidden = self._forward(batch)
             pooled = F.normalize(self._pool(hidden, batch["attention_mask"]), p=2, dim=-1)
@@ -129,7 +138,7 @@ class TransformerEncoder(Encoder):
         states: list[np.ndarray] = [np.zeros((0, self.dim), dtype=np.float32)] * len(texts)
         ids: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(texts)
         for idx, width in tqdm(self._batches(texts, batch_size), desc="encode", disable=not progress):
-            batch = self.tokenizer([texts[i] for i in idx], truncation=True, return_tensors="pt",
+            batch = self._tokenize([texts[i] for i in idx], truncation=True, return_tensors="pt",
                                    return_offsets_mapping=True, padding="max_length", max_length=width)
             offsets = batch.pop("offset_mapping").numpy()
             batch = batch.to(self.device)

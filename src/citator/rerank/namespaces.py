@@ -79,6 +79,8 @@ class Confinement:
     user: SandboxUser | None
     keep: tuple[str, ...] = ()
     hide: tuple[str, ...] = ()
+    # Symbolic links under a private directory made again inside it, (link, target): the way to a kept program.
+    links: tuple[tuple[str, str], ...] = ()
 
     def enter(self) -> None:
         """In the child, before exec: namespaces, mounts, then (as root) the drop to `user`."""
@@ -102,6 +104,10 @@ class Confinement:
             _placeholder(path, is_dir)
             _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC, None)
             os.close(fd)
+        for link, target in self.links:
+            if not os.path.lexists(link):
+                os.makedirs(os.path.dirname(link), mode=0o755, exist_ok=True)
+                os.symlink(target, link)
         _placeholder(_HIDDEN_FILE, False)
         os.chmod(_HIDDEN_FILE, 0)
         for path in self.hide:
@@ -125,23 +131,37 @@ class Confinement:
             _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl")
 
 
-def program_paths(path: str) -> list[str]:
-    """What must stay in view for the program or file at `path` to be found: the folder of the path and of every
-    symlink it leads through (a venv's `bin/python` under /tmp points out to /usr/bin), a directory itself, or the
-    file alone where its folder is a private one (all of /tmp would be shared again)."""
-    keep: list[str] = []
-    hop = os.path.abspath(path)
-    for _ in range(40):  # the kernel's own limit on links in one lookup
-        folder = os.path.realpath(os.path.dirname(hop))
-        target = os.path.join(folder, os.path.basename(hop))
-        if os.path.isdir(target) and not os.path.islink(target):
-            keep.append(target)
+def program_paths(path: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """What a strategy needs to find the program or file at `path` in its own view: the folder of the file the path
+    resolves to, or the file alone where that folder is a private one (all of /tmp would be shared again), and every
+    symbolic link on the way that lies under a private directory, as (link, target), to be made again there (a
+    venv's `bin/python` under /tmp points out to /usr/bin). Nothing else beside a link is exposed."""
+    links: list[tuple[str, str]] = []
+    parts = os.path.abspath(path).split("/")[1:]
+    current, hops = "/", 0
+    while parts:
+        part = parts.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = os.path.dirname(current)
+            continue
+        step = os.path.join(current, part)
+        if os.path.islink(step) and hops < 40:  # the kernel's own limit on links in one lookup
+            hops += 1
+            target = os.readlink(step)
+            if any(step.startswith(private + "/") for private in PRIVATE_DIRS):
+                links.append((step, target))
+            if target.startswith("/"):
+                current = "/"
+            parts = target.split("/") + parts
         else:
-            keep.append(target if folder in PRIVATE_DIRS else folder)
-        if not os.path.islink(target):
-            break
-        hop = os.path.join(folder, os.readlink(target))
-    return keep
+            current = step
+    real = os.path.realpath(current)
+    if os.path.isdir(real):
+        return [real], links
+    folder = os.path.dirname(real)
+    return [real if folder in PRIVATE_DIRS else folder], links
 
 
 def confined_paths(paths: Sequence[str | os.PathLike[str]]) -> tuple[str, ...]:

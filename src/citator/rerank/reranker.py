@@ -9,10 +9,13 @@ runner (`citator rerank`), never here.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+import math
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from citator.data.jsonl import encodable
 from citator.errors import ConfigError
 from citator.models.llm import LLMBackend
 from citator.rerank.limits import Limits
@@ -56,6 +59,12 @@ class Reranker:
         """Rank `candidates` (given in first-stage order, best first) for `query`; a fresh budget per call."""
         if not isinstance(query, str) or not query.strip():
             raise ConfigError("query must be a non-empty string")
+        if not encodable(query):
+            raise ConfigError("query holds a lone UTF-16 surrogate, which is no character")
+        # A string or a mapping is iterable too: its characters or keys would pass for candidates.
+        if isinstance(candidates, (str, bytes, Mapping)) or not isinstance(candidates, Iterable):
+            raise ConfigError("candidates must be a list of texts, (id, text) pairs or {'id', 'text'[, 'score']}, "
+                              f"got {type(candidates).__name__}")
         cands = [_candidate(c, i) for i, c in enumerate(candidates)]
         if len({c.id for c in cands}) != len(cands):
             raise ConfigError("candidate ids must be distinct")
@@ -69,13 +78,19 @@ class Reranker:
 
 
 def _candidate(c: CandidateLike, i: int) -> Candidate:
+    candidate: Candidate | None = None
     if isinstance(c, str):
-        return Candidate(str(i), c, i + 1, 0.0)
-    if isinstance(c, tuple) and len(c) == 2 and all(isinstance(x, str) for x in c):
-        return Candidate(c[0], c[1], i + 1, 0.0)
-    if isinstance(c, Mapping) and isinstance(c.get("id"), str) and isinstance(c.get("text"), str):
+        candidate = Candidate(str(i), c, i + 1, 0.0)
+    elif isinstance(c, tuple) and len(c) == 2 and all(isinstance(x, str) for x in c):
+        candidate = Candidate(c[0], c[1], i + 1, 0.0)
+    elif isinstance(c, Mapping) and isinstance(c.get("id"), str) and isinstance(c.get("text"), str):
         score = c.get("score", 0.0)
-        if isinstance(score, bool) or not isinstance(score, (int, float)):
-            raise ConfigError(f"candidate {i}: score must be a number, got {score!r}")
-        return Candidate(c["id"], c["text"], i + 1, float(score))  # type: ignore[arg-type]
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or abs(score) > sys.float_info.max \
+                or not math.isfinite(score):
+            raise ConfigError(f"candidate {i}: score must be a finite number, got {score!r:.40}")
+        candidate = Candidate(c["id"], c["text"], i + 1, float(score))  # type: ignore[arg-type]
+    if candidate is not None:
+        if not (encodable(candidate.id) and encodable(candidate.text)):
+            raise ConfigError(f"candidate {i}: holds a lone UTF-16 surrogate, which is no character")
+        return candidate
     raise ConfigError(f"candidate {i}: expected a text, (id, text) or {{'id', 'text'[, 'score']}}, got {c!r:.80}")

@@ -123,11 +123,15 @@ class Runner:
         if not self.confined:
             return None
         keep: list[str] = [str(self.runtime.root)]
-        # The strategy's own program and files stay visible (namespaces.program_paths).
+        links: list[tuple[str, str]] = []
+        # The strategy's own program and files stay visible, and the links that lead to them (program_paths).
         for arg in argv:
             if os.path.isabs(arg) and os.path.exists(arg):
-                keep.extend(namespaces.program_paths(arg))
-        return namespaces.Confinement(self.user, namespaces.confined_paths(keep), self.hidden)
+                folders, on_the_way = namespaces.program_paths(arg)
+                keep += folders
+                links += on_the_way
+        return namespaces.Confinement(self.user, namespaces.confined_paths(keep), self.hidden,
+                                      tuple(dict.fromkeys(links)))
 
     def can_read(self, path: str | Path) -> bool:
         """Whether the strategy's user can read `path` (the judgments, say), as a strategy process sees it."""

@@ -40,10 +40,11 @@ def listen(host: str, port: int) -> socket.socket:
     """A socket bound to host:port and listening, or one ConfigError line (the port is taken, the address is not
     this machine's) before anything says it is serving."""
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                             flags=socket.AI_PASSIVE)[0]
+        found = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except (OSError, UnicodeError) as exc:
         raise ConfigError(f"cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}") from None
+    # A name with both kinds of address ("localhost") listens on IPv4, as uvicorn does: clients mostly ask there.
+    family, kind, proto, _, address = sorted(found, key=lambda a: a[0] != socket.AF_INET)[0]
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -58,6 +59,11 @@ def listen(host: str, port: int) -> socket.socket:
 def bound_port(sock: socket.socket) -> int:
     """The port `sock` listens on (the one the system chose for port 0)."""
     return int(sock.getsockname()[1])
+
+
+def address_of(host: str, sock: socket.socket) -> str:
+    """`http://HOST:PORT` for a banner: an IPv6 address in brackets, as a browser wants it."""
+    return f"http://{f'[{host}]' if ':' in host else host}:{bound_port(sock)}"
 
 
 def serve_on(sock: socket.socket, app: Any, **options: Any) -> None:

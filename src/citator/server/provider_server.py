@@ -7,7 +7,9 @@ refused fields, unknown routes, wrong methods and unexpected failures alike.
 from __future__ import annotations
 
 import hmac
+import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from starlette.requests import ClientDisconnect
 
 from citator.data.jsonl import loads
 from citator.errors import ProviderError
+from citator.server.pages import serve_on
 from citator.statutes.providers.base import api_key_from_env
 from citator.statutes.providers.chat_request import RequestRejected, error_body
 from citator.statutes.providers.local import MAX_TOKENS_CAP, LocalChatModel
@@ -138,16 +141,17 @@ def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None =
     return app
 
 
-def serve(model_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8000, served_name: str | None = None,
+def serve(model_dir: str | Path, *, sock: socket.socket, served_name: str | None = None,
           api_key_env: str | None = None, device: str | None = None, max_tokens_cap: int = MAX_TOKENS_CAP,
-          max_context_tokens: int | None = None) -> None:
-    """Load the model and serve until interrupted; the key is read from `api_key_env` and never printed."""
-    import uvicorn
-
-    key = api_key_from_env(api_key_env)
-    if api_key_env and not key:
-        raise ProviderError(f"--api-key-env {api_key_env}: that environment variable is not set")
-    model = LocalChatModel(model_dir, device=device, max_tokens_cap=max_tokens_cap,
-                           max_context_tokens=max_context_tokens)
-    app = create_app(model, served_name=served_name or model.model_id, api_key=key or None)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+          max_context_tokens: int | None = None, ready: Callable[[], None] = lambda: None) -> None:
+    """Load the model and serve on the listening `sock` until interrupted (`ready` is called once the model is
+    loaded); the key is read from `api_key_env` and never printed."""
+    with sock:
+        key = api_key_from_env(api_key_env)
+        if api_key_env and not key:
+            raise ProviderError(f"--api-key-env {api_key_env}: that environment variable is not set")
+        model = LocalChatModel(model_dir, device=device, max_tokens_cap=max_tokens_cap,
+                               max_context_tokens=max_context_tokens)
+        app = create_app(model, served_name=served_name or model.model_id, api_key=key or None)
+        ready()
+        serve_on(sock, app, access_log=False)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from citator.data.jsonl import loads
 from citator.errors import ReceiptError
 
 HASH = re.compile(r"[0-9a-f]{64}")
@@ -60,7 +61,7 @@ class Journal:
         for number, line in enumerate(lines, 1):
             where = f"{self.path.name} line {number}"
             try:
-                entry = json.loads(line.decode("utf-8"))
+                entry = loads(line.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError):
                 raise ReceiptError(f"{where}: not a JSON object; the journal was altered: use a fresh --out") from None
             if not isinstance(entry, dict) or entry.get("event") not in (ATTEMPT, OUTCOME):

@@ -19,7 +19,7 @@ from citator.statutes.passages import MAX_PASSAGE_BYTES, PASSAGE_VERSION
 from citator.statutes.pool import POOL_SIZE, Pool, build_pools
 from citator.statutes.receipts import Budget, ReceiptStore
 from citator.statutes.vectors import check_cache_dir
-from citator.data.atomic import exclusive_dir, output_dir, write_json_atomic, write_jsonl_atomic
+from citator.data.atomic import command_inputs, output_dir, run_directory, write_json_atomic, write_jsonl_atomic
 from citator.data.citations import CitationResolver
 from citator.data.jsonl import read_json
 from citator.data.hashing import sha256_file
@@ -111,10 +111,6 @@ def _outside(pool: Pool, reranked: Sequence[str], grading: Grading | None) -> di
     }
 
 
-# Held (flock) by the run writing the directory.
-RUN_LOCK = ".run.lock"
-
-
 def run_statutes(config: RunConfig, provider: Provider | None,
                  on_sent: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Run the benchmark into `config.out` (resuming from its receipts) and return metrics.json's content."""
@@ -128,7 +124,7 @@ def run_statutes(config: RunConfig, provider: Provider | None,
     _check_resume(out, fingerprint)
     output_dir(out)
     # One run at a time in a run directory: two would each spend the budget and interleave their receipts.
-    with exclusive_dir(out, RUN_LOCK, "another citator run is writing this run directory; wait for it to end"):
+    with run_directory(out):
         _check_resume(out, fingerprint)  # again, now that no other run can write here
         return _run_in(out, config, provider, on_sent, sections, suite, corpus, fingerprint)
 
@@ -316,4 +312,6 @@ def statute_benchmark(corpus: str | Path, suite: str | Path, out: str | Path, pr
         raise ConfigError(f'provider must be None, "embedding" or a Provider, got {provider!r}')
     config = RunConfig(Path(corpus), Path(suite), Path(out), None if labels is None else Path(labels),
                        retrieval=retrieval, index_dir=None if index_dir is None else Path(index_dir))
-    return run_statutes(config, provider)
+    # As on the command line: no file the run reads (a suite kept in `out`, say) is replaced by what it writes.
+    with command_inputs([str(p) for p in (corpus, suite, labels) if p is not None]):
+        return run_statutes(config, provider)

@@ -126,6 +126,14 @@ def test_bad_requests_are_refused_with_one_line(brief_index: Path, text: str, k:
         index.search(text, stance=stance, k=k)
 
 
+def test_a_brief_has_two_columns_and_no_other(brief_index: Path) -> None:
+    brief = StanceIndex.open(brief_index).brief("a grant of land", k=1)
+    assert brief.column("supported") == brief.supported and brief.column("refuted") == brief.refuted
+    for name in ("all", "bogus"):
+        with pytest.raises(PropositionError, match="the columns"):
+            brief.column(name)
+
+
 def test_a_proposition_is_read_whole_or_refused(brief_index: Path) -> None:
     # The longest proposition accepted is searched to its last word, alone or as a brief's pair of queries; white
     # space does not count against it.

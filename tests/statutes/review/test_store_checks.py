@@ -51,6 +51,16 @@ def test_timestamps_are_instants() -> None:
         assert parse_timestamp(bad) is None
 
 
+def test_a_zone_less_time_an_earlier_import_kept_reads_as_utc(graded: Path, tmp_path: Path) -> None:
+    # Earlier citators imported labeled_at as given; their docs said UTC. Such a store stays usable.
+    _sql(graded, "UPDATE labels SET updated_at = '2024-05-01T12:00:00'")
+    with LabelStore(graded) as store:
+        (row,) = _export_rows(store, tmp_path / "labels.jsonl")
+    assert row["labeled_at"] == "2024-05-01T12:00:00+00:00"
+    with LabelStore(graded) as store:  # its own export reads back as the same label
+        assert import_labels(store, tmp_path / "labels.jsonl")["unchanged"] == 1
+
+
 def test_the_later_instant_wins_an_import_whatever_its_text(graded: Path, tmp_path: Path) -> None:
     with LabelStore(graded) as store:
         (row,) = _export_rows(store, tmp_path / "labels.jsonl")

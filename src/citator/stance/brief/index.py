@@ -25,6 +25,7 @@ from citator.stance.brief.evidence import Span, matched_terms, passage_spans, te
 from citator.stance.brief.label import document_label
 from citator.stance.brief.records import Brief, Evidence, Hit, MemoryReason, SignalScore
 from citator.data.citations import CitationResolver, base_doc_id, parse_citation
+from citator.data.atomic import command_inputs
 from citator.data.jsonl import encodable
 from citator.data.queries import MAX_QUERY_CHARS, cut_for_search
 from citator.data.records import STANCES, Document, Query, ScoredDoc
@@ -94,9 +95,11 @@ class StanceIndex:
         from citator.stance.workload import build
         from citator.stance.retrieve.model import StanceModel
 
-        artifacts = None if model is None else StanceModel.load(Path(model))
-        build(Path(corpus), Path(index_dir), None if encoder is None else Path(encoder), serve=False,
-              artifacts=artifacts)
+        # The same protection as the command line's: nothing the build reads is replaced or removed by it.
+        with command_inputs([str(p) for p in (corpus, model, encoder) if p is not None]):
+            artifacts = None if model is None else StanceModel.load(Path(model))
+            build(Path(corpus), Path(index_dir), None if encoder is None else Path(encoder), serve=False,
+                  artifacts=artifacts)
         return cls.open(index_dir)
 
     def close(self) -> None:

@@ -91,6 +91,11 @@ class Brief:
     trained: bool
 
     def column(self, stance: str) -> tuple[Hit, ...]:
+        """The hits of one side: "supported" or "refuted"."""
+        if stance not in ("supported", "refuted"):
+            from citator.errors import PropositionError
+
+            raise PropositionError(f'a brief has the columns "supported" and "refuted", not {stance!r:.40}')
         return self.supported if stance == "supported" else self.refuted
 
     def to_json(self) -> dict[str, Any]:

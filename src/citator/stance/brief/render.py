@@ -78,7 +78,8 @@ def table(brief: Brief) -> str:
         if not hits:
             lines.append("  (no documents)")
         for hit in hits:
-            lines.append(_plain(f"{hit.rank:>3}. {hit.title} | {hit.label} | score {hit.score:.4f} | {hit.doc_id}"))
+            header = f"{hit.title} | {hit.label} | score {hit.score:.4f} | {hit.doc_id}"
+            lines.append(f"{hit.rank:>3}. {_plain(header)}")
             lines.append(wrap(f"passage {hit.evidence.passage + 1} ({hit.evidence.signal} {hit.evidence.score:.3f}): "
                               + _evidence(hit, "*", "*"), "     "))
             lines.append(wrap("signals: " + _signals(hit), "     "))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -29,7 +28,7 @@ from citator.data.records import Document
 from citator.models.content_tokens import STOPWORDS
 from citator.stance.retrieve.config import BASE_SIGNALS, RetrievalConfig
 from citator.engines.dense import DenseIndex
-from citator.stance.retrieve.index_files import record_files
+from citator.stance.retrieve.index_files import BUILD_MARK, record_files
 from citator.stance.retrieve.documents import write_documents
 from citator.stance.retrieve.late_interaction import TokenStore, reads_late_interaction
 from citator.engines.lexical import CorpusStats, LexicalIndex, Tokenized
@@ -254,25 +253,34 @@ def build_locked(docs: list[Document], corpus_path: Path, index_dir: Path, encod
     return manifest
 
 
-# tempfile.mkdtemp(prefix="build-"): eight characters of its random name alphabet.
-_BUILD_FOLDER = re.compile(r"build-[a-z0-9_]{8}")
-
-
 @contextlib.contextmanager
 def fresh_build(index_dir: Path) -> Iterator[Path]:
     """A new build folder inside `index_dir`, removed if the build fails; once the build has switched to it
     (`switch_to`), the folders of earlier builds are removed."""
+    earlier = _data_dir_named(index_dir)
     tmp = Path(tempfile.mkdtemp(prefix="build-", dir=index_dir))
     try:
+        (tmp / BUILD_MARK).touch()
         yield tmp
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     for stale in index_dir.glob("build-*"):
-        # Only folders named as mkdtemp names ours, and none holding a file this command reads (a corpus given
-        # from an earlier build's copy): a user's own `build-keep` beside the index is not citator's to remove.
-        if stale.name != tmp.name and _BUILD_FOLDER.fullmatch(stale.name) and not holds_command_input(stale):
+        # Only folders a build made (BUILD_MARK, or the one the manifest names, from a citator that made no mark):
+        # a user's own `build-personal` beside the index is not citator's to remove, nor a folder holding a file
+        # or folder this command reads (a corpus given from an earlier build's copy).
+        ours = (stale / BUILD_MARK).is_file() or stale.name == earlier
+        if stale != tmp and stale.is_dir() and not stale.is_symlink() and ours and not holds_command_input(stale):
             shutil.rmtree(stale, ignore_errors=True)
+
+
+def _data_dir_named(index_dir: Path) -> str | None:
+    """The build folder the index's current manifest names, if it names one."""
+    try:
+        name = json.loads((index_dir / MANIFEST).read_text(encoding="utf-8")).get("data_dir")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) and name.startswith("build-") and "/" not in name else None
 
 
 def switch_to(index_dir: Path, data_dir: Path, manifest: Manifest) -> None:

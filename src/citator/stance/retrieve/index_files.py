@@ -23,10 +23,15 @@ if TYPE_CHECKING:  # run.sh's client path imports no numpy
 REBUILD = "rebuild with build.sh"
 
 
+# Made in every build folder as it is created (stance/retrieve/index_dir.py, fresh_build): a later build removes only
+# folders that carry it. It is no part of the index, and no file table lists it.
+BUILD_MARK = ".citator-build"
+
+
 def record_files(data_dir: Path) -> dict[str, dict[str, Any]]:
     """Every regular file under `data_dir` (relative POSIX path) -> {"bytes", "sha256"}."""
     return {path.relative_to(data_dir).as_posix(): file_entry(path) for path in sorted(data_dir.rglob("*"))
-            if path.is_file() and not path.is_symlink()}
+            if path.is_file() and not path.is_symlink() and path.name != BUILD_MARK}
 
 
 def file_entry(path: Path) -> dict[str, Any]:

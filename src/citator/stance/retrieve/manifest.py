@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import citator
+from citator.data.atomic import mark_read
 from citator.data.jsonl import loads
 from citator.errors import ConfigError, IndexDirError
 from citator.stance.retrieve.config import RetrievalConfig
@@ -170,4 +171,6 @@ def read_manifest(index_dir: Path) -> Manifest:
         if name not in manifest.files:
             raise IndexDirError(f"{path}: the file table does not list {name}; rebuild with build.sh")
     verify_sizes(index_dir / manifest.data_dir, manifest.files)
+    # Within a command, its outputs may not replace what it reads here (`--output IDX/manifest.json`).
+    mark_read([path, *(index_dir / manifest.data_dir / name for name in manifest.files)])
     return manifest

@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from citator.data.jsonl import loads
+
 GRADE_TOKENS = ("0", "1", "2", "3")
 
 
@@ -78,7 +80,7 @@ def _answer(content: str, labels: Sequence[str]) -> tuple[dict[str, int], int]:
     """The grades object and the offset in `content` where it starts (surrounding whitespace allowed)."""
     stripped = content.strip()
     try:
-        obj = json.loads(stripped)
+        obj = loads(stripped)
     except json.JSONDecodeError as exc:
         raise InvalidResponse(f"answer is not a JSON object: {exc.msg}") from None
     if not isinstance(obj, dict):

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from citator.data.atomic import mark_read
 from citator.data.jsonl import iter_jsonl, require_str
 from citator.errors import PoolError
 from citator.data.hashing import sha256_captioned, sha256_text
@@ -28,6 +29,7 @@ class PoolEntry:
 def read_pool(run_dir: str | Path) -> list[PoolEntry]:
     """Read RUN_DIR/pool.jsonl strictly; hashes must match their texts. Keys beyond the contract are ignored."""
     path = Path(run_dir) / POOL_FILE
+    mark_read([path])  # no output of the same command may replace it (`review metrics RUN --json RUN/pool.jsonl`)
     entries: list[PoolEntry] = []
     seen: dict[tuple[str, str], int] = {}
     ranks: dict[tuple[str, int], int] = {}

@@ -40,15 +40,16 @@ HEX64 = re.compile(r"[0-9a-f]{64}")
 TIMESTAMP_RULE = "an ISO-8601 timestamp with a timezone, e.g. 2024-05-01T12:00:00+00:00"
 
 
-def parse_timestamp(value: Any) -> datetime | None:
+def parse_timestamp(value: Any, naive_is_utc: bool = False) -> datetime | None:
     """An ISO-8601 timestamp with a timezone, as an aware UTC datetime (so "Z", "+02:00" and "+00:00" compare by
-    the instant they name, never as text); None for anything else, a naive time included (its instant is unknown)."""
+    the instant they name, never as text); None for anything else, a naive time included (its instant is unknown)
+    unless `naive_is_utc`: a store's own times, which earlier imports kept as given, were documented as UTC."""
     if not isinstance(value, str):
         return None
     try:
         parsed = datetime.fromisoformat(value)
         if parsed.utcoffset() is None:
-            return None
+            return parsed.replace(tzinfo=UTC) if naive_is_utc else None
         return parsed.astimezone(UTC)
     except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 pushed past the calendar by its offset
         return None

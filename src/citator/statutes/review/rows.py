@@ -96,8 +96,11 @@ def label_from_row(path: Path, row: Any) -> LabelRecord:
     if type(complete) is not int or complete not in (0, 1):
         raise refuse("complete", f"expected 0 or 1, got {_shown(complete)}")
     labeled_at = _text(row, "updated_at", refuse)
-    if parse_timestamp(labeled_at) is None:
+    instant = parse_timestamp(labeled_at, naive_is_utc=True)
+    if instant is None:
         raise refuse("updated_at", f"expected {TIMESTAMP_RULE}, got {_shown(labeled_at)}")
+    if parse_timestamp(labeled_at) is None:  # a zone-less time an earlier import kept: UTC, as documented then
+        labeled_at = instant.isoformat()
     note = _text(row, "note", refuse)
     query_id = _text(row, "query_id", _refuser(path, "items", row["item_id"]))
     doc_id = _text(row, "doc_id", _refuser(path, "items", row["item_id"]))

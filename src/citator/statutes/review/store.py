@@ -390,7 +390,7 @@ class LabelStore:
                 old_label = label_from_row(self.path, old)
                 if old_label == record:
                     return "unchanged"
-                stored = parse_timestamp(old_label.labeled_at)
+                stored = parse_timestamp(old_label.labeled_at, naive_is_utc=True)
                 assert stored is not None  # label_from_row refuses a row whose time names no instant
                 # Instants, not text: as text "...Z" sorts after "...+00:00" of the same second, "zzz" after any year.
                 if stored >= given:
