@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,9 @@ def test_missing_and_empty_files(tmp_path: Path) -> None:
         read_corpus(tmp_path / "nope.jsonl")
     with pytest.raises(CorpusError, match="is a directory; give a file"):
         read_corpus(tmp_path)
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(CorpusError, match="is not a regular file"):
+        read_corpus(tmp_path / "fifo")
     from citator.data.jsonl import read_json
     with pytest.raises(DataError, match="is a directory; give a file"):
         read_json(tmp_path)

@@ -47,6 +47,18 @@ def test_a_bad_candidate_is_one_clear_error(tiny_llm, candidates, message: str) 
         citator.Reranker(tiny_llm, strategy="bm25").rank("q", candidates)
 
 
+@pytest.mark.parametrize("budget", [1.5, 10**400, float("nan")])
+def test_a_budget_that_is_no_whole_number_of_tokens_is_refused(tiny_llm, budget: float) -> None:  # noqa: ANN001
+    with pytest.raises(CitatorError, match="weighted_tokens must be a"):
+        citator.Reranker(tiny_llm, strategy="bm25", budget=budget)
+
+
+@pytest.mark.parametrize("strategy", ["adaptive", "bm25", "first-token"])
+def test_no_candidates_is_an_empty_ranking(tiny_llm, strategy: str) -> None:  # noqa: ANN001
+    ranking = citator.Reranker(tiny_llm, strategy=strategy).rank("q", [])
+    assert ranking.ids == () and ranking.weighted_tokens == 0 and ranking.calls == 0
+
+
 def test_an_unknown_strategy_or_budget_or_model_is_refused(tiny_llm, tmp_path) -> None:  # noqa: ANN001
     with pytest.raises(CitatorError, match="strategy must be one of"):
         citator.Reranker(tiny_llm, strategy="my_strategy.py")

@@ -199,7 +199,8 @@ def iter_text_lines(path: str | Path, error: type[DataError] = DataError, span: 
     if path.is_dir():
         raise error(path, None, "is a directory; give a file")
     if not path.is_file():
-        raise error(path, None, f"file not found: {path}")
+        raise error(path, None, "is not a regular file (a device or a FIFO); give a file" if path.exists()
+                    else f"file not found: {path}")
     line_no = 0 if span is None else span.first_line - 1
     # A .gz file is one span, read whole (its positions are not the compressed file's).
     end = None if span is None or path.suffix == ".gz" else span.end

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -34,8 +35,11 @@ class Limits:
     def __post_init__(self) -> None:
         # NaN passes every comparison below (and a NaN or infinite timeout waits forever): finite numbers only.
         for name, value in asdict(self).items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise RerankError(f"{name} must be a finite number, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or abs(value) > sys.float_info.max \
+                    or not math.isfinite(value):
+                raise RerankError(f"{name} must be a finite number, got {value!r:.40}")
+            if isinstance(Limits.__dataclass_fields__[name].default, int) and not isinstance(value, int):
+                raise RerankError(f"{name} must be a whole number, got {value!r:.40}")
         if self.weighted_tokens < 1 or self.output_weight < 1:
             raise RerankError("weighted_tokens and output_weight must be >= 1")
         if self.cpu_seconds <= 0 or self.response_timeout_s <= 0 or self.exit_grace_s <= 0:

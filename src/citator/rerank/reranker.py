@@ -68,6 +68,8 @@ class Reranker:
         cands = [_candidate(c, i) for i, c in enumerate(candidates)]
         if len({c.id for c in cands}) != len(cands):
             raise ConfigError("candidate ids must be distinct")
+        if not cands:  # nothing to order, and nothing a strategy should be asked
+            return Ranking((), 0, 0)
         client = LocalClient(self.backend, self.budget, self.output_weight)
         ids = self._rank(QueryInfo(query_id, query, cands, {}), client)
         known = {c.id: None for c in cands}

@@ -117,13 +117,26 @@ def test_titles_and_citations_come_from_the_corpus(brief_index: Path) -> None:
 
 @pytest.mark.parametrize("text,k,stance,message", [
     ("", 5, "supported", "empty"), ("   \n", 5, "supported", "empty"), ("x" * 513, 5, "supported", "513"),
-    ("law \udcff", 5, "supported", "not UTF-8"), ("law", 0, "supported", "k must"), ("law", 101, "supported", "k must"), ("law", 5, "overruled", "stance"),
+    ("law \udcff", 5, "supported", "not UTF-8"), (b"grant", 5, "supported", "must be text"),
+    ("law", 0, "supported", "k must"), ("law", 101, "supported", "k must"), ("law", 5, "overruled", "stance"),
 ])
 def test_bad_requests_are_refused_with_one_line(brief_index: Path, text: str, k: int, stance: str,
                                                  message: str) -> None:
     index = StanceIndex.open(brief_index)
     with pytest.raises(PropositionError, match=message):
         index.search(text, stance=stance, k=k)
+
+
+def test_an_index_rebuilt_under_an_open_one_says_so(brief_index: Path, brief_corpus: Path, tmp_path: Path) -> None:
+    index_dir = tmp_path / "index"
+    shutil.copytree(brief_index, index_dir, ignore=shutil.ignore_patterns("service"))
+    old = StanceIndex.open(index_dir)
+    doc_id = old.search("a grant of land", k=1)[0].doc_id
+    StanceIndex.build(brief_corpus, index_dir)
+    with pytest.raises(IndexDirError, match="the index was rebuilt since it was opened"):
+        old.document(doc_id)
+    with pytest.raises(IndexDirError, match="is a file, not an index directory"):
+        StanceIndex.open(brief_corpus)
 
 
 def test_a_brief_has_two_columns_and_no_other(brief_index: Path) -> None:

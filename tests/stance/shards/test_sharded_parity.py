@@ -363,3 +363,13 @@ def test_the_research_page_serves_a_sharded_index(small_index: Path, sharded_ind
     views = [TestClient(create_app(index, k=4)).get("/document?" + urlencode({"id": hit.doc_id, "p": 0, "q": text}))
              for index in (small_index, sharded_index)]
     assert views[0].status_code == 200 and views[0].text == views[1].text
+
+
+def test_a_closed_sharded_index_says_so(sharded_index: Path) -> None:
+    from citator.stance.shards.workers import ShardUnavailable
+
+    index = StanceIndex.open(sharded_index)
+    index.close()
+    for call in (lambda: index.search("a grant of land", k=2), lambda: index.document(index.searcher.doc_ids[0])):
+        with pytest.raises(ShardUnavailable, match="was closed: open it again"):
+            call()

@@ -244,7 +244,9 @@ def _is_citation(doc_id: str) -> bool:
 
 
 def _check(text: str, k: int) -> str:
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str):
+        raise PropositionError(f"the proposition must be text (str), got {type(text).__name__}")
+    if not text.strip():
         raise PropositionError("the proposition is empty: type the statement of law to check")
     text = " ".join(text.split())
     if not encodable(text):  # a command-line argument of bytes that are not UTF-8, or a lone surrogate

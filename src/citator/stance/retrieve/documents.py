@@ -47,9 +47,13 @@ class DocumentStore:
 
     def get(self, position: int) -> Document:
         start, end = int(self.offsets[position]), int(self.offsets[position + 1])
-        with self.path.open("rb") as handle:
-            handle.seek(start)
-            raw = handle.read(end - start)
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(start)
+                raw = handle.read(end - start)
+        except FileNotFoundError:  # a build replaced this index's folder since it was opened
+            raise IndexDirError(f"{self.path}: gone (the index was rebuilt since it was opened): open it again") \
+                from None
         try:
             obj = loads(raw)
             doc = Document(obj.pop("doc_id"), obj.pop("title"), obj.pop("text"), obj)

@@ -122,7 +122,8 @@ def read_manifest(index_dir: Path) -> Manifest:
     """Read and check the manifest; a missing, half-written or foreign index is refused."""
     path = index_dir / MANIFEST
     if not index_dir.is_dir():
-        raise IndexDirError(f"{index_dir}: index directory not found; run build.sh first")
+        raise IndexDirError(f"{index_dir}: is a file, not an index directory" if index_dir.exists()
+                            else f"{index_dir}: index directory not found; run build.sh first")
     if not path.is_file():
         raise IndexDirError(f"{index_dir}: no {MANIFEST} (half-written or not an index); rebuild with build.sh")
     try:

@@ -27,6 +27,11 @@ class ShardUnavailable(CitatorError):
     """A shard's worker is gone and could not be brought back: an answer without it would be incomplete."""
 
 
+def _check_open(workers: Sequence[Any]) -> None:
+    if not workers:
+        raise ShardUnavailable("this sharded index was closed: open it again to search it")
+
+
 class LocalPool:
     """Workers in this process, called one after another."""
 
@@ -35,6 +40,7 @@ class LocalPool:
 
     def run(self, calls: Sequence[tuple[int, str, tuple[Any, ...]]]) -> list[Any]:
         """Each (worker, method, args) call's result, in order."""
+        _check_open(self.workers)
         return [getattr(self.workers[w], method)(*args) for w, method, args in calls]
 
     def close(self) -> None:
@@ -58,6 +64,7 @@ class RayPool:
         import ray
         from ray.exceptions import RayActorError, RayError, RayTaskError
 
+        _check_open(self.workers)
         refs = [getattr(self.workers[w], method).remote(*args) for w, method, args in calls]
         out = []
         for (w, _, _), ref in zip(calls, refs):
