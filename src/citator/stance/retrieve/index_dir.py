@@ -266,7 +266,7 @@ def fresh_build(index_dir: Path) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     for stale in index_dir.glob("build-*"):
-        # Only folders a build made (BUILD_MARK, or the one the manifest names, from a citator that made no mark):
+        # Only folders a build made: one a build left unfinished (BUILD_MARK) or the one the manifest named:
         # a user's own `build-personal` beside the index is not citator's to remove, nor a folder holding a file
         # or folder this command reads (a corpus given from an earlier build's copy).
         ours = (stale / BUILD_MARK).is_file() or stale.name == earlier
@@ -287,6 +287,8 @@ def switch_to(index_dir: Path, data_dir: Path, manifest: Manifest) -> None:
     """Make `data_dir` the index's: its manifest goes last and atomically, so until it names the new folder,
     readers see the old build."""
     os.chmod(data_dir, 0o755)
+    # Finished: the folder is the index's now, named by its manifest (the mark is for folders a build left).
+    (data_dir / BUILD_MARK).unlink(missing_ok=True)
     write_json_atomic(index_dir / MANIFEST, manifest.to_json())
 
 

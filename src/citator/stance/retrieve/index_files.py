@@ -23,8 +23,9 @@ if TYPE_CHECKING:  # run.sh's client path imports no numpy
 REBUILD = "rebuild with build.sh"
 
 
-# Made in every build folder as it is created (stance/retrieve/index_dir.py, fresh_build): a later build removes only
-# folders that carry it. It is no part of the index, and no file table lists it.
+# Made in every build folder as it is created and removed when the build switches to it (stance/retrieve/
+# index_dir.py): a later build removes folders that still carry it (left by a build that did not finish) and the one
+# the manifest named. It is no part of the index, and no file table lists it.
 BUILD_MARK = ".citator-build"
 
 
