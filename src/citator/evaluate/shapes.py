@@ -9,11 +9,11 @@ metric.
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Mapping, Sequence
-from numbers import Integral, Real
+from numbers import Integral
 
+from citator.data.numbers import finite_number
 from citator.data.records import Qrels
 from citator.errors import ShapeError
 
@@ -72,7 +72,7 @@ def _shown(value: object) -> str:
 def _by_score(q: str, scores: Mapping[str, float]) -> list[str]:
     for d, s in scores.items():
         _check_id(d, f'run, query "{q}"', "doc id")
-        if isinstance(s, bool) or not isinstance(s, Real) or abs(s) > _FLOAT_MAX or not math.isfinite(s):
+        if not finite_number(s):
             raise ShapeError(f'run, query "{q}", doc "{d}": score must be a finite number, got {_shown(s)}')
     # Two sorts, stable: doc id descending, then score descending, which keeps the doc-id order within a tie.
     by_id = sorted(scores, reverse=True)

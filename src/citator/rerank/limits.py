@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
-import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from citator.data.numbers import finite_number
 from citator.rerank.errors import RerankError
 
 
@@ -35,8 +34,7 @@ class Limits:
     def __post_init__(self) -> None:
         # NaN passes every comparison below (and a NaN or infinite timeout waits forever): finite numbers only.
         for name, value in asdict(self).items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or abs(value) > sys.float_info.max \
-                    or not math.isfinite(value):
+            if not finite_number(value):
                 raise RerankError(f"{name} must be a finite number, got {value!r:.40}")
             if isinstance(Limits.__dataclass_fields__[name].default, int) and not isinstance(value, int):
                 raise RerankError(f"{name} must be a whole number, got {value!r:.40}")

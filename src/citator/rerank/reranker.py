@@ -9,12 +9,11 @@ runner (`citator rerank`), never here.
 from __future__ import annotations
 
 import importlib
-import math
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from citator.data.numbers import finite_number
 from citator.data.jsonl import encodable
 from citator.errors import ConfigError
 from citator.models.llm import LLMBackend
@@ -87,8 +86,7 @@ def _candidate(c: CandidateLike, i: int) -> Candidate:
         candidate = Candidate(c[0], c[1], i + 1, 0.0)
     elif isinstance(c, Mapping) and isinstance(c.get("id"), str) and isinstance(c.get("text"), str):
         score = c.get("score", 0.0)
-        if isinstance(score, bool) or not isinstance(score, (int, float)) or abs(score) > sys.float_info.max \
-                or not math.isfinite(score):
+        if not finite_number(score):
             raise ConfigError(f"candidate {i}: score must be a finite number, got {score!r:.40}")
         candidate = Candidate(c["id"], c["text"], i + 1, float(score))  # type: ignore[arg-type]
     if candidate is not None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from citator.data.numbers import finite_number
 from citator.errors import ConfigError
 
 
@@ -58,14 +58,13 @@ class RetrievalConfig:
     def check(self) -> None:
         for name in ("k1", "b"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
+            if not (finite_number(value) and value >= 0):
                 raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
         for name in ("passage_words", "passage_overlap", "norm_depth", "rrf_k"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "passage_overlap" else 1):
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
-        if not isinstance(self.weights, dict) or not all(
-                isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) for w in self.weights.values()):
+        if not isinstance(self.weights, dict) or not all(finite_number(w) for w in self.weights.values()):
             raise ConfigError(f"weights must map signal names to finite numbers, got {self.weights!r}")
         if not isinstance(self.fusion, str) or self.fusion not in ("interpolate", "rrf", "learned"):
             raise ConfigError(f'fusion must be "interpolate", "rrf" or "learned", got {self.fusion!r}')
@@ -73,7 +72,7 @@ class RetrievalConfig:
         if unknown:
             raise ConfigError(f"unknown signals in weights: {sorted(unknown)}")
         value = self.stance_contrast
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
+        if not (finite_number(value) and value >= 0):
             raise ConfigError(f"stance_contrast must be a finite number >= 0, got {self.stance_contrast!r}")
         slots = self.refuter_slots
         if isinstance(slots, bool) or not isinstance(slots, int) or slots < 0:

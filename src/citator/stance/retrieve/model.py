@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from citator.data.numbers import finite_number
 from citator.data.jsonl import loads
 from citator.data.atomic import write_json_atomic
 from citator.errors import IndexDirError
@@ -163,10 +164,7 @@ def _one_of(obj: dict[str, Any], key: str, allowed: tuple[str, ...], path: Path)
 
 
 def _weights(value: Any, path: Path) -> dict[str, float]:
-    import math
-
-    ok = isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, (int, float))
-                                         and not isinstance(v, bool) and math.isfinite(v) for k, v in value.items())
+    ok = isinstance(value, dict) and all(isinstance(k, str) and finite_number(v) for k, v in value.items())
     if not ok:
         raise IndexDirError(f"{path}: weights must map signal names to finite numbers; {RETRAIN}")
     return {k: float(v) for k, v in cast(dict[str, float], value).items()}

@@ -6,7 +6,6 @@ Two kinds share one file format (`ranker.json`, with a "kind"): a linear (logist
 
 from __future__ import annotations
 
-import math
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from citator.data.numbers import finite_number
 from citator.data.atomic import write_json_atomic
 from citator.data.jsonl import loads
 from citator.errors import IndexDirError
@@ -268,7 +268,7 @@ def import_lightgbm():  # type: ignore[no-untyped-def]
 
 
 def _finite(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return finite_number(value)
 
 
 def load_ranker(path: Path) -> Ranker:

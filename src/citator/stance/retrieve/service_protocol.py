@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import socket
 import time
@@ -19,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from citator.data.numbers import finite_number
 from citator.data.jsonl import loads
 from citator.data.records import Query, ResultLine, ScoredDoc
 
@@ -69,8 +69,7 @@ def decode_results(reply: dict[str, Any]) -> list[ResultLine]:
         docs = []
         for d in _listed(r.get("results")):
             score = d.get("score") if isinstance(d, dict) else None
-            if not isinstance(d, dict) or not isinstance(d.get("doc_id"), str) or isinstance(score, bool) \
-                    or not isinstance(score, (int, float)) or not math.isfinite(score):
+            if not isinstance(d, dict) or not isinstance(d.get("doc_id"), str) or not finite_number(score):
                 raise TypeError("a result without a document id and a finite score")
             docs.append(ScoredDoc(d["doc_id"], float(score)))
         lines.append(ResultLine(r["query_id"], tuple(docs)))

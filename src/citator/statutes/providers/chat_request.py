@@ -7,11 +7,11 @@ penalties, tools, JSON mode, streaming) is refused with OpenAI's error shape: me
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from citator.data.numbers import finite_number
 from citator.data.jsonl import encodable
 
 DEFAULT_MAX_TOKENS = 64
@@ -46,7 +46,7 @@ def _number(payload: Mapping[str, Any], name: str) -> float | None:
     value = payload.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not finite_number(value):
         raise RequestRejected(f"{name} must be a number, got {value!r}", name)
     return float(value)
 
