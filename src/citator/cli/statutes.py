@@ -126,12 +126,11 @@ def run_bench_statutes(args: argparse.Namespace) -> int:
     if not 0 < args.max_requests <= MAX_REQUESTS or not 0 < args.max_input_tokens <= MAX_INPUT_TOKENS:
         raise ConfigError(f"budgets may only be lowered: at most {MAX_REQUESTS} requests, {MAX_INPUT_TOKENS} tokens")
     # Before any model loads (a local provider takes seconds): the two input files are there to read.
+    from citator.data.jsonl import require_file
     from citator.errors import StatuteError, SuiteError
 
-    for path, error in ((args.corpus, StatuteError), (args.suite, SuiteError)):
-        if not Path(path).is_file():
-            raise error(path, None, "is a directory; give a JSONL file" if Path(path).is_dir()
-                        else f"file not found: {path}")
+    require_file(args.corpus, StatuteError)
+    require_file(args.suite, SuiteError)
     before = _files(args.out)
     try:
         with tempfile.TemporaryDirectory(prefix="citator-labels-") as tmp:

@@ -36,20 +36,13 @@ _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (
           (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"))
 
 
-def _identity(path: str | Path) -> tuple[int, int] | None:
+def _identity(path: str | Path, kind: Callable[[int], bool] = stat.S_ISREG) -> tuple[int, int] | None:
+    """(device, inode) of what `path` names, when it is of `kind` (a regular file unless told otherwise)."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return None
-    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
-
-
-def _dir_identity(path: str | Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+    return (st.st_dev, st.st_ino) if kind(st.st_mode) else None
 
 
 @contextlib.contextmanager
@@ -58,7 +51,7 @@ def command_inputs(paths: Iterable[str | Path]) -> Iterator[None]:
     file a reader marks as read (mark_read); directories among `paths` are kept from a build's cleanup."""
     paths = list(paths)
     ids = tuple(i for i in (_identity(p) for p in paths) if i is not None)
-    dirs = tuple(i for i in (_dir_identity(p) for p in paths) if i is not None)
+    dirs = tuple(i for i in (_identity(p, stat.S_ISDIR) for p in paths) if i is not None)
     tokens = (_INPUTS.set(_INPUTS.get() + ids), _INPUT_DIRS.set(_INPUT_DIRS.get() + dirs), _READ.set(set()))
     try:
         yield
@@ -82,7 +75,7 @@ def holds_command_input(folder: str | Path) -> bool:
     if not files and not dirs:
         return False
     for d, _, names in os.walk(folder):
-        if _dir_identity(d) in dirs or any(_identity(os.path.join(d, n)) in files for n in names):
+        if _identity(d, stat.S_ISDIR) in dirs or any(_identity(os.path.join(d, n)) in files for n in names):
             return True
     return False
 

@@ -127,13 +127,21 @@ def require_unique_str(
     return value
 
 
-def read_json(path: str | Path, error: type[DataError] = DataError) -> Any:
-    """Read one whole JSON document (optionally gzipped) with a typed error."""
+def require_file(path: str | Path, error: type[DataError] = DataError) -> Path:
+    """`path` as a Path, when it names a regular file; else `error` saying what it names instead (a directory, a
+    device or FIFO, nothing)."""
     path = Path(path)
     if path.is_dir():
         raise error(path, None, "is a directory; give a file")
     if not path.is_file():
-        raise error(path, None, f"file not found: {path}")
+        raise error(path, None, "is not a regular file (a device or a FIFO); give a file" if path.exists()
+                    else f"file not found: {path}")
+    return path
+
+
+def read_json(path: str | Path, error: type[DataError] = DataError) -> Any:
+    """Read one whole JSON document (optionally gzipped) with a typed error."""
+    path = require_file(path, error)
     with _open_binary(path, error) as handle, _reading(path, error, lambda: None):
         raw = handle.read()
     try:
@@ -195,12 +203,7 @@ def iter_text_lines(path: str | Path, error: type[DataError] = DataError, span: 
     """Yield (line_number, text) of each line (JSON lines, TREC runs and qrels), or of the lines of `span`; raise
     `error` on a missing or unreadable file, a damaged gzip, a line over MAX_LINE_BYTES or bytes that are not
     UTF-8."""
-    path = Path(path)
-    if path.is_dir():
-        raise error(path, None, "is a directory; give a file")
-    if not path.is_file():
-        raise error(path, None, "is not a regular file (a device or a FIFO); give a file" if path.exists()
-                    else f"file not found: {path}")
+    path = require_file(path, error)
     line_no = 0 if span is None else span.first_line - 1
     # A .gz file is one span, read whole (its positions are not the compressed file's).
     end = None if span is None or path.suffix == ".gz" else span.end
