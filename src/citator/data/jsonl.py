@@ -5,13 +5,13 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
-import sys
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from citator.data.numbers import finite_number
 from citator.errors import DataError
 
 MAX_LINE_BYTES = 10 * 1024 * 1024
@@ -40,13 +40,12 @@ def _reading(path: Path, error: type[DataError], where: Callable[[], int | None]
 
 def _int(digits: str) -> int:
     # An integer past float's range (about 1.8e308) is no count, score or setting citator reads: taken, it raises
-    # OverflowError wherever it meets a float.
-    if len(digits.lstrip("-")) > 309 or abs(value := int(digits)) > _FLOAT_MAX:
+    # OverflowError wherever it meets a float. (The length test first: no 5,000-digit conversion.)
+    if len(digits.lstrip("-")) > 309 or not finite_number(value := int(digits)):
         raise ValueError("an integer too large for a number")
     return value
 
 
-_FLOAT_MAX = int(sys.float_info.max)
 # One decoder for every read (json.loads would build a new one per call when given parse_int).
 _DECODER = json.JSONDecoder(parse_int=_int)
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
+
+# The largest float, as the integer it is: an integer above it is past a float's range, exactly.
+_LARGEST = int(sys.float_info.max)
 
 
 def finite_number(value: object) -> bool:
@@ -11,7 +15,6 @@ def finite_number(value: object) -> bool:
     infinite, and not an integer past a float's range (math.isfinite raises on one; every use divides as a float)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
+    if isinstance(value, numbers.Integral):
+        return abs(int(value)) <= _LARGEST
+    return math.isfinite(value)

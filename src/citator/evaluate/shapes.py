@@ -9,7 +9,6 @@ metric.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from numbers import Integral
 
@@ -34,7 +33,7 @@ def as_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]]) -> Qrels:
         for d, g in docs.items():
             _check_id(d, f'qrels, query "{q}"', "doc id")
             # Linear gain divides the grade as a float: past a float's range it could only overflow.
-            if isinstance(g, bool) or not isinstance(g, Integral) or abs(g) > _FLOAT_MAX:
+            if not (isinstance(g, Integral) and finite_number(g)):
                 raise ShapeError(f'qrels, query "{q}", doc "{d}": grade must be an integer, got {_shown(g)}')
         grades[q] = {d: int(g) for d, g in docs.items()}
     return Qrels.from_dict(grades)
@@ -59,9 +58,6 @@ def as_rankings(run: Run) -> dict[str, Sequence[str]]:
             raise ShapeError(f'run, query "{q}": expected a list of doc ids or {{doc_id: score}}, '
                             f"got {type(ranked).__name__}")
     return out
-
-
-_FLOAT_MAX = sys.float_info.max
 
 
 def _shown(value: object) -> str:
