@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-import unicodedata
+import re
 from pathlib import Path
 
 
 # Bidirectional controls: they reorder what follows them on the line (an id could show as another).
-_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+# What no terminal line may carry raw: control characters (C0, DEL and C1: line breaks, escape and OSC sequences,
+# the 8-bit CSI), lone surrogates, line and paragraph separators and the bidi controls. Joiners and soft hyphens
+# are text.
+UNSAFE_CHARS = re.compile(f"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029{_BIDI}]")
 
 
 def one_line(text: str) -> str:
-    """`text` as one line on a terminal: control characters (line breaks, escape sequences), line and paragraph
-    separators, bidi controls and lone surrogates written as their Python escapes, so no input can break, recolour
-    or reorder the line; other text (joiners, soft hyphens) is left as it is."""
-    if text.isprintable():
-        return text
-    return "".join(c.encode("unicode_escape").decode("ascii")
-                   if c in _BIDI or unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp") else c for c in text)
+    """`text` as one line on a terminal: every UNSAFE_CHARS character written as its Python escape, so no input
+    can break, recolour or reorder the line; other text (joiners, soft hyphens) is left as it is."""
+    return UNSAFE_CHARS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 class CitatorError(Exception):

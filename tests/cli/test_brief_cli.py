@@ -12,6 +12,7 @@ import pytest
 
 from citator.stance.brief.index import StanceIndex
 from citator.cli.main import main
+from citator.data.escape import markdown_text
 from fixtures.brief import HOSTILE_ID
 
 TEXT = "A grant of land is a contract that a later legislature may not void."
@@ -48,7 +49,8 @@ def test_table_and_markdown_show_both_stances_escaped(brief_index: Path, capsys:
     assert code == 0 and "#### Supported" in out and "#### Refuted" in out and " **contract** " in out
     assert not re.search(r"\w\*\*contract|contract\*\*\w", out)  # a marked term keeps its spaces
     # The hostile document's title is shown as text: no raw tag, no cell break.
-    assert "<script>" not in out and "&lt;script&gt;" in out and HOSTILE_ID.replace("`", "") in out
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    assert f"<code>{markdown_text(HOSTILE_ID)}</code>" in out and "<b>" not in out
     for row in (r for r in out.splitlines() if r.startswith("| ") and r[2].isdigit()):
         assert row.count(" | ") == 4, row
 

@@ -7,7 +7,7 @@ import sys
 
 from citator.cli.arguments import PORT
 from citator.data.atomic import write_json_atomic
-from citator.errors import CitatorError
+from citator.errors import CitatorError, one_line
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -135,7 +135,9 @@ def run_stale(args: argparse.Namespace) -> int:
     for lab, item in stale:
         changed = [name for name, old, new in zip(("query", "section", "passage"), lab.hashes, item.hashes, strict=True)
                    if old != new]
-        print(f"{lab.query_id}\t{lab.doc_id}\t{lab.reviewer}\tchanged: {', '.join(changed)}")
+        # Ids and names are data: one_line keeps a tab, a line break or a terminal sequence in one from acting.
+        ids = "\t".join(one_line(v) for v in (lab.query_id, lab.doc_id, lab.reviewer))
+        print(f"{ids}\tchanged: {', '.join(changed)}")
     print(f"{len(stale)} stale label(s)", file=sys.stderr)
     return 1 if stale else 0
 
@@ -165,7 +167,8 @@ def run_metrics(args: argparse.Namespace) -> int:
     for ranking, facet, s in report.rows:
         mean = "-" if s.mean is None else f"{s.mean:.4f}"
         missing = "; ".join(f"{n} {why}" for why, n in s.not_computed.items()) or "-"
-        print(f"{ranking:<12}{facet:<9}{s.metric:<8}{s.group:<24}{mean:>8}{s.computed:>5}  {missing}")
+        print(f"{one_line(ranking):<12}{facet:<9}{s.metric:<8}{one_line(s.group):<24}{mean:>8}{s.computed:>5}  "
+              f"{one_line(missing)}")
     if report.labels_outside_run:
         print(f"{report.labels_outside_run} label(s) are for items not in this run and were ignored", file=sys.stderr)
     if args.json_out:

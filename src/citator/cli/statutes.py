@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
 
 from citator.cli.arguments import PORT
-from citator.errors import ConfigError
+from citator.data.escape import json_line
+from citator.errors import ConfigError, one_line
 
 
 def _bench_group(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
@@ -155,11 +155,12 @@ def _print_summary(metrics: dict) -> None:  # type: ignore[type-arg]
     for split, kinds in metrics["by_split"].items():
         for kind, row in kinds.items():
             rer = (metrics["reranked_by_split"] or {}).get(split, {}).get(kind)
-            line = f"{split:<8} {kind:<15} n={row['queries']:<3} keyword hit@5={row['hit@5']:.3f} rr={row['rr']:.3f}"
+            line = (f"{one_line(split):<8} {one_line(kind):<15} n={row['queries']:<3} keyword hit@5={row['hit@5']:.3f} "
+                    f"rr={row['rr']:.3f}")
             if rer:
                 line += f"  reranked hit@5={rer['hit@5']:.3f} rr={rer['rr']:.3f}"
             print(line + f"  coverage={row['coverage']:.3f}")
-    print(f"provider requests: {metrics['provider_requests']}; failures: {json.dumps(metrics['failures'])}")
+    print(f"provider requests: {metrics['provider_requests']}; failures: {json_line(metrics['failures'])}")
 
 
 def _files(root: Path) -> dict[Path, tuple[int, int, int]]:

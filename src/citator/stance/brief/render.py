@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 import textwrap
 from collections.abc import Sequence
 
+from citator.data.escape import json_line, markdown_text
 from citator.errors import one_line
 from citator.stance.brief.evidence import Span, split_marked
 from citator.stance.brief.records import Brief, Hit
@@ -89,16 +89,9 @@ def table(brief: Brief) -> str:
     return "\n".join(lines)
 
 
-def _md(text: str) -> str:
-    """Text safe in a Markdown table cell: no HTML, no markup of its own, no cell or line break. Runs of white space
-    become one space and are not stripped: a piece of evidence keeps the spaces next to its marked terms."""
-    text = re.sub(r"\s+", " ", text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return re.sub(r"([\\`*_\[\]|#])", r"\\\1", text)
-
-
 def markdown(brief: Brief) -> str:
     """A Markdown section per stance: a table of authorities, evidence (matched terms bold) and reasons."""
-    out = [f"### Proposition: {_md(brief.proposition)}", ""]
+    out = [f"### Proposition: {markdown_text(brief.proposition)}", ""]
     for stance in ("supported", "refuted"):
         out += [f"#### {stance.capitalize()}", ""]
         hits = brief.column(stance)
@@ -107,14 +100,19 @@ def markdown(brief: Brief) -> str:
             continue
         out += ["| # | Authority | Score | Evidence | Why |", "|---|---|---|---|---|"]
         for hit in hits:
-            authority = f"**{_md(hit.title)}**<br>{_md(hit.label)}<br>`{hit.doc_id.replace('`', '')}`"
-            why = "<br>".join([_md("signals: " + _signals(hit))] + [_md("memory: " + r) for r in _memory(hit)])
-            out.append(f"| {hit.rank} | {authority} | {hit.score:.4f} | {_evidence(hit, '**', '**', _md)} | {why} |")
+            # Every field from data through markdown_text; the id is shown as code by a tag (a code span would
+            # show the escapes themselves).
+            authority = (f"**{markdown_text(hit.title)}**<br>{markdown_text(hit.label)}<br>"
+                         f"<code>{markdown_text(hit.doc_id)}</code>")
+            why = "<br>".join(markdown_text(line) for line in ["signals: " + _signals(hit)]
+                              + ["memory: " + r for r in _memory(hit)])
+            evidence = _evidence(hit, "**", "**", markdown_text)
+            out.append(f"| {hit.rank} | {authority} | {hit.score:.4f} | {evidence} | {why} |")
         out.append("")
     return "\n".join(out)
 
 
 def render(brief: Brief, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(brief.to_json(), ensure_ascii=False)
+        return json_line(brief.to_json())
     return markdown(brief) if fmt == "markdown" else table(brief)
