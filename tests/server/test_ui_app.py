@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import re
 from html import unescape
+from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given, settings
 
 from citator.stance.brief.index import StanceIndex
 from citator.server.ui import create_app
-from fixtures.brief import HOSTILE_ID
+from citator.data.records import Document
+from citator.stance.brief.records import Brief
+from fixtures.brief import HOSTILE_ID, hostile_briefs
 
 TEXT = "A grant of land is a contract that a later legislature may not void."
 
@@ -75,6 +79,83 @@ def test_document_view_puts_the_passage_in_place(client: TestClient, brief_index
     assert unescape(re.sub(r"<[^>]+>", "", body)) == doc.text
     assert unescape(re.sub(r"<[^>]+>", "", evidence)) == hit.evidence.text
     assert "Back to the brief" in page.text and urlencode({"q": TEXT}) in unescape(page.text)
+
+
+def test_only_a_known_stance_is_shown_on_a_document_page(client: TestClient) -> None:
+    """`?stance=` labels the evidence only with a stance a brief links with; any other text is not reflected."""
+    forged = "<b>forged</b> claim \u202e"
+    page = client.get("/document?" + urlencode({"id": HOSTILE_ID, "p": 0, "q": "contract", "stance": forged}))
+    assert page.status_code == 200 and "evidence for" not in page.text and "forged" not in page.text
+    page = client.get("/document?" + urlencode({"id": HOSTILE_ID, "p": 0, "q": "contract", "stance": "refuted"}))
+    assert "evidence for <em>refuted</em>" in page.text
+
+
+class _Page(HTMLParser):
+    """What a browser builds of a page: its tags, their attributes, and the text of each link."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: set[str] = set()
+        self.attributes: set[str] = set()
+        self.links: list[tuple[str, str]] = []
+        self._link: list[str] | None = None
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attributes.update(name for name, _ in attrs)
+        if tag == "a":
+            self._link = [dict(attrs).get("href") or ""]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a" and self._link is not None:
+            self.links.append((self._link[0], "".join(self._link[1:])))
+            self._link = None
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+        if self._link is not None:
+            self._link.append(data)
+
+
+def _tags_of(html: str) -> _Page:
+    page = _Page()
+    page.feed(html)
+    page.close()
+    return page
+
+
+@settings(max_examples=100, deadline=None)
+@given(hostile_briefs())
+def test_every_field_on_a_page_is_text(brief: Brief) -> None:
+    """The brief page and the document page with hostile ids, titles, citations, texts and a hostile query: the
+    page has the template's tags and attributes only, and each link's text and target are the data itself."""
+    from citator.server.ui.app import _card, _templates
+
+    context = {"trained": brief.trained, "statutes": False, "title": "OK", "max_chars": 512}
+    plain = _tags_of(_templates.get_template("brief.html").render(**context, q="", columns=None, error=None, k=5))
+    columns = [(s, s, [_card(h, brief.proposition, s) for h in brief.column(s)]) for s in ("supported", "refuted")]
+    html = _templates.get_template("brief.html").render(**context, q=brief.proposition, columns=columns, error=None,
+                                                        k=5, proposition=brief.proposition)
+    page = _tags_of(html)
+    assert page.tags <= plain.tags | {"h1", "div", "section", "h2", "ol", "li", "article", "h3", "a", "p", "blockquote",
+                                      "mark", "details", "summary", "dl", "dt", "dd", "ul", "span"}
+    assert not [a for a in page.attributes if a.startswith("on")] and "script" not in page.tags
+    hits = (*brief.supported, *brief.refuted)
+    cards = [link for link in page.links if link[0].startswith("/document?")]
+    assert len(cards) == len(hits)
+    for (href, text), hit in zip(cards, hits):
+        assert text == (hit.title or hit.doc_id)
+        assert parse_qs(urlsplit(href).query, keep_blank_values=True)["id"] == [hit.doc_id]
+    hit = next(iter(hits), None)
+    if hit is not None:
+        doc = Document(hit.doc_id, hit.title, hit.evidence.text)
+        html = _templates.get_template("document.html").render(
+            **context, doc=doc, label=hit.label, q=brief.proposition, stance="supported", passage=0, before=hit.title,
+            evidence=[(hit.evidence.text, False)], after=hit.label, back="/")
+        page = _tags_of(html)
+        assert page.tags <= plain.tags | {"h1", "article", "nav", "a", "p", "code", "em", "div", "mark"}
+        assert not [a for a in page.attributes if a.startswith("on")]
 
 
 @pytest.mark.parametrize("url,status,message", [

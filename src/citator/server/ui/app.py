@@ -25,6 +25,7 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from citator.data.records import STANCES
 from citator.stance.brief.evidence import Span, split_marked
 from citator.stance.brief.index import MAX_K, MAX_PROPOSITION_CHARS, StanceIndex
 from citator.stance.brief.label import document_label
@@ -115,6 +116,8 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
         except PropositionError as exc:
             return page("error.html", 404, message=str(exc), q=q)
         text = doc.text
+        # Only the stances a brief's links carry are shown: anything else in the address is no evidence label.
+        stance = stance if stance in STANCES else ""
         inside = tuple(Span(m.start - span.start, m.end - span.start) for m in marks)
         return page("document.html", doc=doc, label=document_label(doc), q=q, stance=stance, passage=p,
                     before=text[:span.start], evidence=_pieces(text[span.start:span.end], inside),
