@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from citator.data.arguments import path_argument
 from citator.data.numbers import finite_number
 from citator.data.jsonl import encodable
 from citator.errors import ConfigError
@@ -49,7 +50,7 @@ class Reranker:
         else:
             from citator.models.transformers_llm import TransformersLLM
 
-            self.backend = TransformersLLM(model)
+            self.backend = TransformersLLM(path_argument(model, "model", ConfigError))
         self.strategy = strategy
         self._rank = importlib.import_module(STRATEGIES[strategy]).rank
         self.budget, self.output_weight = budget, output_weight

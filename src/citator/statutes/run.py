@@ -300,6 +300,7 @@ def statute_benchmark(corpus: str | Path, suite: str | Path, out: str | Path, pr
 
     `provider`: None (pools and keyword order only), "embedding" (the bundled MiniLM's similarity, no requests) or
     a `Provider` object (`citator.statutes.providers`); `retrieval`: "keyword" (the primary arm) or "hybrid"."""
+    from citator.data.arguments import path_argument
     from citator.errors import ConfigError
 
     if retrieval not in ("keyword", "hybrid"):
@@ -310,8 +311,11 @@ def statute_benchmark(corpus: str | Path, suite: str | Path, out: str | Path, pr
         provider = EmbeddingProvider()
     elif provider is not None and not isinstance(provider, Provider):
         raise ConfigError(f'provider must be None, "embedding" or a Provider, got {provider!r}')
-    config = RunConfig(Path(corpus), Path(suite), Path(out), None if labels is None else Path(labels),
-                       retrieval=retrieval, index_dir=None if index_dir is None else Path(index_dir))
+    corpus, suite, out = (path_argument(p, name, ConfigError) for p, name in
+                          ((corpus, "corpus"), (suite, "suite"), (out, "out")))
+    labels, index_dir = (None if p is None else path_argument(p, name, ConfigError)
+                         for p, name in ((labels, "labels"), (index_dir, "index_dir")))
+    config = RunConfig(corpus, suite, out, labels, retrieval=retrieval, index_dir=index_dir)
     # As on the command line: no file the run reads (a suite kept in `out`, say) is replaced by what it writes.
     with command_inputs([str(p) for p in (corpus, suite, labels) if p is not None]):
         return run_statutes(config, provider)

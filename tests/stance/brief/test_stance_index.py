@@ -12,12 +12,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import citator
 from citator.stance.brief.index import MAX_PROPOSITION_CHARS, StanceIndex
 from citator.data.queries import cut_for_search
 from citator.data.records import Query
-from citator.errors import IndexDirError, PropositionError
+from citator.errors import CitatorError, IndexDirError, PropositionError
 from citator.stance.retrieve.manifest import DOCUMENT_OFFSETS as OFFSETS, DOCUMENTS
 from citator.stance.retrieve.manifest import read_manifest
 from citator.engines.passages import PassageSpec, split_passages
@@ -125,6 +127,52 @@ def test_bad_requests_are_refused_with_one_line(brief_index: Path, text: str, k:
     index = StanceIndex.open(brief_index)
     with pytest.raises(PropositionError, match=message):
         index.search(text, stance=stance, k=k)
+
+
+# Any Python value a caller might pass where the API takes a path, a text, a number or a flag.
+_ANY = st.one_of(st.none(), st.booleans(), st.integers(-2, 10**30), st.floats(), st.binary(max_size=8),
+                 st.text(max_size=12), st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=2),
+                                                                                           st.integers(), max_size=2))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=_ANY, where=st.sampled_from(["open", "open cold", "open ray", "document", "passage", "passage text",
+                                         "cited", "search k", "search stance", "brief"]))
+def test_any_argument_is_answered_or_refused_with_a_typed_error(brief_index: Path, value: object, where: str) -> None:
+    """Every argument of StanceIndex, whatever its type, ends in an answer or a CitatorError (one line), never
+    Python's TypeError or AttributeError from inside: StanceIndex.open(123), passage_in_place(id, 1.5, ...)."""
+    index = _opened(brief_index)
+    calls = {
+        "open": lambda: StanceIndex.open(value),  # type: ignore[arg-type]
+        "open cold": lambda: StanceIndex.open(brief_index, cold=value),  # type: ignore[arg-type]
+        "open ray": lambda: StanceIndex.open(brief_index, ray=value),  # type: ignore[arg-type]
+        "document": lambda: index.document(value),  # type: ignore[arg-type]
+        "passage": lambda: index.passage_in_place(HOSTILE_ID, value, "law"),  # type: ignore[arg-type]
+        "passage text": lambda: index.passage_in_place(HOSTILE_ID, 0, value),  # type: ignore[arg-type]
+        "cited": lambda: index.cited(value),  # type: ignore[arg-type]
+        "search k": lambda: index.search("a grant of land", k=value),  # type: ignore[arg-type]
+        "search stance": lambda: index.search("a grant of land", stance=value),  # type: ignore[arg-type]
+        "brief": lambda: index.brief(value),  # type: ignore[arg-type]
+    }
+    try:
+        calls[where]()
+    except CitatorError as exc:
+        assert "\n" not in str(exc)
+    if where == "passage" and (isinstance(value, bool) or not isinstance(value, int)):
+        with pytest.raises(PropositionError, match="passage must be a whole number"):
+            calls[where]()
+    if where == "open" and not isinstance(value, str):
+        with pytest.raises(IndexDirError, match="index_dir must be a path"):
+            calls[where]()
+
+
+_OPENED: dict[Path, StanceIndex] = {}
+
+
+def _opened(index_dir: Path) -> StanceIndex:
+    if index_dir not in _OPENED:
+        _OPENED[index_dir] = StanceIndex.open(index_dir)
+    return _OPENED[index_dir]
 
 
 def test_an_index_rebuilt_under_an_open_one_says_so(brief_index: Path, brief_corpus: Path, tmp_path: Path) -> None:

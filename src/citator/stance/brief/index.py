@@ -25,11 +25,12 @@ from citator.stance.brief.evidence import Span, matched_terms, passage_spans, te
 from citator.stance.brief.label import document_label
 from citator.stance.brief.records import Brief, Evidence, Hit, MemoryReason, SignalScore
 from citator.data.citations import CitationResolver, base_doc_id, parse_citation
+from citator.data.arguments import flag, optional_text, path_argument, whole_number
 from citator.data.atomic import command_inputs
 from citator.data.jsonl import encodable
 from citator.data.queries import MAX_QUERY_CHARS, cut_for_search
 from citator.data.records import STANCES, Document, Query, ScoredDoc
-from citator.errors import PropositionError
+from citator.errors import IndexDirError, PropositionError
 from citator.stance.retrieve.documents import DocumentStore
 from citator.stance.retrieve.explain import Explanation, QueryView, count_above, explain
 from citator.engines.lexical import term_key
@@ -81,7 +82,8 @@ class StanceIndex:
         """Open a built index: it holds its documents, encoders and trained model, and needs nothing else.
         `cold`: one brief, then the process exits (the query encoders run in onnxruntime). `ray`: a sharded
         index's shards as actors on this Ray cluster (default $CITATOR_RAY; without either, in this process)."""
-        searcher = open_searcher(index_dir, cold, ray)
+        index_dir = path_argument(index_dir, "index_dir", IndexDirError)
+        searcher = open_searcher(index_dir, flag(cold, "cold", IndexDirError), optional_text(ray, "ray", IndexDirError))
         if isinstance(searcher, ShardedSearcher):
             return cls(searcher)
         return cls(searcher, DocumentStore(searcher.index_dir / searcher.manifest.data_dir, searcher.doc_ids))
@@ -96,6 +98,10 @@ class StanceIndex:
         from citator.stance.retrieve.model import StanceModel
 
         # The same protection as the command line's: nothing the build reads is replaced or removed by it.
+        corpus = path_argument(corpus, "corpus", IndexDirError)
+        index_dir = path_argument(index_dir, "index_dir", IndexDirError)
+        model, encoder = (None if p is None else path_argument(p, name, IndexDirError)
+                          for p, name in ((model, "model"), (encoder, "encoder")))
         with command_inputs([str(p) for p in (corpus, model, encoder) if p is not None]):
             artifacts = None if model is None else StanceModel.load(Path(model))
             build(Path(corpus), Path(index_dir), None if encoder is None else Path(encoder), serve=False,
@@ -110,6 +116,7 @@ class StanceIndex:
     def cited(self, text: str) -> tuple[str, ...]:
         """The sections of this index that `text` cites exactly (`NRS 432B.220`, `D.C. Code § 16-2301`; every
         printed version), found by parsing alone; () when `text` is no citation or cites nothing here."""
+        _text(text, "text")
         if self._resolver is None:
             self._resolver = CitationResolver(self.searcher.doc_ids)
         return self._resolver.resolve(text).doc_ids
@@ -131,7 +138,7 @@ class StanceIndex:
         return Brief(" ".join(text.split()), hits["supported"], hits["refuted"], self.trained)
 
     def document(self, doc_id: str) -> Document:
-        if doc_id not in self.positions:
+        if _text(doc_id, "doc_id") not in self.positions:
             raise PropositionError(f"no document {doc_id!r} in this index")
         if self.documents is None:
             return self.searcher.document(self.positions[doc_id])  # type: ignore[union-attr]
@@ -141,8 +148,10 @@ class StanceIndex:
         """A document, the span of its passage number `passage` in its text, and the spans there of the words
         `text` matches (characters of the document's text): the document view, with no model call."""
         doc = self.document(doc_id)
+        whole_number(passage, "passage", 0, error=PropositionError)
+        _text(text, "text")
         spans = passage_spans(doc.text, self.spec)
-        if not 0 <= passage < len(spans):
+        if not passage < len(spans):
             raise PropositionError(f"document {doc_id!r} has no passage {passage}")
         span = spans[passage]
         marks = matched_terms(doc.text[span.start:span.end], self._keys(text), self._key)
@@ -241,6 +250,12 @@ class _RememberLast:
 def _is_citation(doc_id: str) -> bool:
     citation = parse_citation(base_doc_id(doc_id))
     return citation is not None and citation.doc_id.upper() == base_doc_id(doc_id).upper()
+
+
+def _text(value: object, name: str) -> str:
+    if not isinstance(value, str):
+        raise PropositionError(f"{name} must be text (str), got {type(value).__name__}")
+    return value
 
 
 def _check(text: str, k: int) -> str:
