@@ -36,6 +36,16 @@ def test_missing_ranking_scores_zero() -> None:
     }
 
 
+@pytest.mark.parametrize("qrels,query_ids,says", [
+    ({}, None, "the qrels judge no query"), (Qrels.from_dict({}), None, "the qrels judge no query"),
+    ({"q1": {"a": 1}}, [], "query_ids is empty"),
+])
+def test_a_mean_over_zero_queries_is_refused(qrels: object, query_ids: list[str] | None, says: str) -> None:
+    """No queries is no score: 0.0 would read as a measured one."""
+    with pytest.raises(CitatorError, match=f"no queries to evaluate \\({says}\\)"):
+        evaluate(qrels, {}, ["ndcg@10"], query_ids)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("bad", ["ndcg", "map@10", "ndcg@0", "p@x"])
 def test_bad_metric_names(bad: str) -> None:
     with pytest.raises(CitatorError):

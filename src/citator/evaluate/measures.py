@@ -97,5 +97,10 @@ def evaluate(
 ) -> dict[str, float]:
     """Mean of each metric over the evaluated queries: `evaluate(qrels, run, ["ndcg@10", "rr"])`, with qrels
     `{query_id: {doc_id: grade}}` (or a `Qrels`) and a run `{query_id: [doc_id, ...]}` or
-    `{query_id: {doc_id: score}}`."""
-    return {name: (fmean(values.values()) if values else 0.0) for name, values in per_query(qrels, run, measures, query_ids).items()}
+    `{query_id: {doc_id: score}}`. Zero queries (qrels that judge none, an empty `query_ids`) are refused: a
+    mean over nothing is no score, and 0.0 would read as a measured one."""
+    values = per_query(qrels, run, measures, query_ids)
+    if any(not v for v in values.values()):
+        where = "query_ids is empty" if query_ids is not None else "the qrels judge no query"
+        raise CitatorError(f"no queries to evaluate ({where}): a mean over zero queries is not a score")
+    return {name: fmean(v.values()) for name, v in values.items()}
