@@ -24,3 +24,11 @@ def whole(low: int, high: int | None = None) -> Callable[[str], int]:
 
 # A TCP port a server may listen on (0: any free port the system picks).
 PORT = whole(0, 65535)
+
+
+def add_server_arguments(parser: argparse.ArgumentParser, host_help: str) -> None:
+    """--host and --allow-host, as every web server of citator takes them (server/guard.py)."""
+    parser.add_argument("--host", default="127.0.0.1", help=host_help)
+    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                        help="also answer requests sent to this host name (repeatable; by default only the names "
+                             "of --host: a page elsewhere cannot reach this server through DNS rebinding)")

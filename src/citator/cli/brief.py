@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from citator.cli.arguments import PORT
+from citator.cli.arguments import PORT, add_server_arguments
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     u = sub.add_parser("ui", help="a read-only web page: type a proposition, see both stances side by side")
     u.add_argument("--index-dir", required=True, type=Path, help="an index built by `citator build`")
-    u.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    add_server_arguments(u, "address to bind (default 127.0.0.1: this machine only)")
     u.add_argument("--port", type=PORT, default=8766, help="port to listen on (default 8766)")
     u.add_argument("--k", type=int, default=5, help="authorities per stance (1-100, default 5)")
     u.add_argument("--threads", type=int, default=1,
@@ -79,6 +79,7 @@ def run_ui(args: argparse.Namespace) -> int:
 
     from citator.stance.brief.index import MAX_K
     from citator.errors import PropositionError
+    from citator.server.guard import allowed_hosts
     from citator.server.pages import address_of, listen, serve_on, warn_unless_loopback
     from citator.server.ui import create_app
 
@@ -88,6 +89,7 @@ def run_ui(args: argparse.Namespace) -> int:
         raise PropositionError(f"--threads must be 1 or more, got {args.threads}")
     if args.workers < 1:
         raise PropositionError(f"--workers must be 1 or more, got {args.workers}")
+    hosts = allowed_hosts(args.host, args.allow_host)
     warn_unless_loopback(args.host, "can search this index")
     # Opened here first, whatever the number of workers: a damaged index is one line before any worker starts.
     app = create_app(args.index_dir, k=args.k, threads=args.threads)
@@ -95,7 +97,7 @@ def run_ui(args: argparse.Namespace) -> int:
     banner = f"({args.workers} worker(s); Ctrl-C to stop)"
     if args.workers == 1:
         print(f"citator ui on {address_of(args.host, sock)}/ {banner}", file=sys.stderr)
-        serve_on(sock, app)
+        serve_on(sock, app, hosts)
         return 0
     # uvicorn's workers bind the port themselves: it was free a moment ago.
     sock.close()
@@ -103,7 +105,7 @@ def run_ui(args: argparse.Namespace) -> int:
     del app
     from citator.server.ui.app import worker_environment
 
-    os.environ.update(worker_environment(args.index_dir, args.k, args.threads))
+    os.environ.update(worker_environment(args.index_dir, args.k, args.threads, hosts))
     uvicorn.run("citator.server.ui.app:app_from_environment", factory=True, workers=args.workers, host=args.host,
-                port=args.port, log_level="warning")
+                port=args.port, log_level="warning", http="citator.server.guard:GuardedH11Protocol")
     return 0

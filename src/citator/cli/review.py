@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from citator.cli.arguments import PORT
+from citator.cli.arguments import PORT, add_server_arguments
 from citator.data.atomic import write_json_atomic
 from citator.errors import CitatorError, one_line
 
@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = rsub.add_parser("serve", help="run the review web app")
     db_arg(p)
     p.add_argument("--port", type=PORT, default=8765, help="TCP port (default: %(default)s)")
-    p.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1; anything else exposes reviewer pages")
+    add_server_arguments(p, "default 127.0.0.1; anything else exposes reviewer pages")
     p.set_defaults(func=run_serve)
 
     p = rsub.add_parser("add-reviewer", help="create a reviewer and print their sign-in token (shown once)")
@@ -66,9 +66,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from citator.server.guard import allowed_hosts
     from citator.server.pages import address_of, listen, serve_on, warn_unless_loopback
     from citator.server.review import create_app
 
+    hosts = allowed_hosts(args.host, args.allow_host)
     warn_unless_loopback(args.host, "sees the review pages")
     sock = listen(args.host, args.port)  # a taken port or a store it cannot use is one line, before the banner
     try:
@@ -77,7 +79,7 @@ def run_serve(args: argparse.Namespace) -> int:
         sock.close()
         raise
     print(f"review app on {address_of(args.host, sock)}/ (Ctrl-C to stop)", file=sys.stderr)
-    serve_on(sock, app)
+    serve_on(sock, app, hosts)
     return 0
 
 

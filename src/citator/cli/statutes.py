@@ -7,7 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from citator.cli.arguments import PORT
+from citator.cli.arguments import PORT, add_server_arguments
 from citator.data.escape import json_line
 from citator.errors import ConfigError, one_line
 
@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=_SERVE_EPILOG)
     s.add_argument("--model", required=True, type=Path, help="local causal LM directory (loaded offline)")
     s.add_argument("--port", required=True, type=PORT, help="TCP port to listen on")
-    s.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s, this machine only)")
+    add_server_arguments(s, "address to bind (default: %(default)s, this machine only)")
     s.add_argument("--served-name", help="model name clients must send (default: DIRNAME:model_type)")
     s.add_argument("--api-key-env", help="require this environment variable's value as the Bearer key")
     s.add_argument("--device", help="torch device (default: cuda if available, else cpu)")
@@ -190,13 +190,15 @@ def _print_written(out: Path, before: dict[Path, tuple[int, int, int]]) -> None:
 
 
 def run_provider_serve(args: argparse.Namespace) -> int:
+    from citator.server.guard import allowed_hosts
     from citator.server.pages import address_of, listen
     from citator.server.provider_server import serve
 
     if args.max_tokens_cap < 1 or (args.max_context_tokens is not None and args.max_context_tokens < 2):
         raise ConfigError("--max-tokens-cap must be >= 1 and --max-context-tokens >= 2")
+    hosts = allowed_hosts(args.host, args.allow_host)
     sock = listen(args.host, args.port)  # a taken port is one line, before the model loads and any banner
-    serve(args.model, sock=sock, served_name=args.served_name, api_key_env=args.api_key_env, device=args.device,
+    serve(args.model, sock=sock, hosts=hosts, served_name=args.served_name, api_key_env=args.api_key_env, device=args.device,
           max_tokens_cap=args.max_tokens_cap, max_context_tokens=args.max_context_tokens,
           ready=lambda: print(f"serving {args.model} on {address_of(args.host, sock)}/v1", file=sys.stderr,
                               flush=True))

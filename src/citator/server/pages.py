@@ -1,4 +1,5 @@
-"""What every server of citator shares: security headers, the rule for where it listens, and how it starts."""
+"""What every server of citator shares: security headers, the rule for where it listens, and how it starts (behind
+server/guard.py's host names, request deadlines and connection cap)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,14 @@ import contextlib
 import ipaddress
 import socket
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from citator.errors import ConfigError
+from citator.server.guard import Limits, guarded_protocol, host_guard
 
 
 def add_security_headers(app: FastAPI, headers: Mapping[str, str]) -> None:
@@ -66,10 +68,17 @@ def address_of(host: str, sock: socket.socket) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{bound_port(sock)}"
 
 
-def serve_on(sock: socket.socket, app: Any, **options: Any) -> None:
-    """Serve `app` with uvicorn on the already listening `sock` until interrupted."""
+def guarded_server(app: Any, hosts: Iterable[str], limits: Limits = Limits(), **options: Any) -> Any:
+    """A uvicorn server of `app` that answers only requests whose Host is one of `hosts` (guard.allowed_hosts),
+    each received within `limits`, on at most `limits.max_connections` connections at once."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", **options))
+    return uvicorn.Server(uvicorn.Config(host_guard(app, hosts), log_level="warning", http=guarded_protocol(limits),
+                                         **options))
+
+
+def serve_on(sock: socket.socket, app: Any, hosts: Iterable[str], limits: Limits = Limits(), **options: Any) -> None:
+    """Serve `app` (guarded_server) on the already listening `sock` until interrupted."""
+    server = guarded_server(app, hosts, limits, **options)
     with contextlib.suppress(KeyboardInterrupt), sock:
         server.run(sockets=[sock])

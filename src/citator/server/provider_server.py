@@ -9,7 +9,7 @@ from __future__ import annotations
 import hmac
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -141,11 +141,11 @@ def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None =
     return app
 
 
-def serve(model_dir: str | Path, *, sock: socket.socket, served_name: str | None = None,
+def serve(model_dir: str | Path, *, sock: socket.socket, hosts: Iterable[str], served_name: str | None = None,
           api_key_env: str | None = None, device: str | None = None, max_tokens_cap: int = MAX_TOKENS_CAP,
           max_context_tokens: int | None = None, ready: Callable[[], None] = lambda: None) -> None:
-    """Load the model and serve on the listening `sock` until interrupted (`ready` is called once the model is
-    loaded); the key is read from `api_key_env` and never printed."""
+    """Load the model and serve on the listening `sock` until interrupted, to requests whose Host is one of
+    `hosts` (`ready` is called once the model is loaded); the key is read from `api_key_env` and never printed."""
     with sock:
         key = api_key_from_env(api_key_env)
         if api_key_env and not key:
@@ -154,4 +154,4 @@ def serve(model_dir: str | Path, *, sock: socket.socket, served_name: str | None
                                max_context_tokens=max_context_tokens)
         app = create_app(model, served_name=served_name or model.model_id, api_key=key or None)
         ready()
-        serve_on(sock, app, access_log=False)
+        serve_on(sock, app, hosts, access_log=False)

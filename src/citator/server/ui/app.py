@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from pathlib import Path
@@ -31,6 +31,7 @@ from citator.stance.brief.index import MAX_K, MAX_PROPOSITION_CHARS, StanceIndex
 from citator.stance.brief.label import document_label
 from citator.stance.brief.render import excerpt
 from citator.errors import PropositionError
+from citator.server.guard import host_guard
 from citator.server.pages import add_security_headers
 
 _HEADERS = {
@@ -130,15 +131,18 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
 ENV_PREFIX = "CITATOR_UI_"
 
 
-def worker_environment(index_dir: str | Path, k: int, threads: int) -> dict[str, str]:
+def worker_environment(index_dir: str | Path, k: int, threads: int, hosts: Iterable[str]) -> dict[str, str]:
     return {f"{ENV_PREFIX}INDEX_DIR": str(Path(index_dir).absolute()), f"{ENV_PREFIX}K": str(k),
-            f"{ENV_PREFIX}THREADS": str(threads)}
+            f"{ENV_PREFIX}THREADS": str(threads), f"{ENV_PREFIX}HOSTS": " ".join(hosts)}
 
 
-def app_from_environment() -> FastAPI:
-    """One worker's app, from worker_environment's variables (the parent checked the index before it started)."""
+def app_from_environment() -> Any:
+    """One worker's app, from worker_environment's variables (the parent checked the index before it started),
+    behind the same host guard as one process's."""
     env = os.environ
-    return create_app(env[f"{ENV_PREFIX}INDEX_DIR"], k=int(env[f"{ENV_PREFIX}K"]), threads=int(env[f"{ENV_PREFIX}THREADS"]))
+    app = create_app(env[f"{ENV_PREFIX}INDEX_DIR"], k=int(env[f"{ENV_PREFIX}K"]),
+                     threads=int(env[f"{ENV_PREFIX}THREADS"]))
+    return host_guard(app, env[f"{ENV_PREFIX}HOSTS"].split())
 
 
 def _limit_threads(threads: int) -> None:
