@@ -12,8 +12,12 @@ from pathlib import Path
 import pytest
 
 from citator.cli.main import main
-from citator.data.atomic import check_output, command_inputs, open_append, output_dir, write_text_atomic
-from citator.errors import OutputError
+from citator.data.atomic import (
+    CACHE_LOCK, INDEX_LOCK, RUN_LOCK, check_output, command_inputs, exclusive_dir, open_append, output_dir,
+    write_text_atomic,
+)
+from citator.errors import IndexDirError, OutputError
+from citator.stance.retrieve.index_dir import build_lock
 
 
 def _kinds(tmp_path: Path) -> dict[str, Path]:
@@ -97,6 +101,71 @@ def test_logs_and_locks_never_follow_a_symlink(tmp_path: Path) -> None:
     with open_append(tmp_path / "fresh.log") as handle:
         handle.write(b"ok\n")
     assert victim.read_text() == "precious"
+
+
+@pytest.mark.parametrize("lock", [INDEX_LOCK, RUN_LOCK, CACHE_LOCK])
+def test_every_lock_is_opened_without_following_a_symlink(tmp_path: Path, lock: str) -> None:
+    """An index's build lock, a run directory's lock and a vector cache's lock: a symbolic link planted where the
+    lock goes (to a file that does not exist yet, or to one that does) is refused, and nothing is made or touched
+    where it points."""
+    from citator.statutes.vectors import SectionVectors
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for victim in (tmp_path / "made-elsewhere", tmp_path / "precious"):
+        (folder / lock).unlink(missing_ok=True)
+        (folder / lock).symlink_to(victim)
+        if victim.name == "precious":
+            victim.write_text("precious")
+        with pytest.raises(OutputError, match="symbolic link"):
+            if lock == CACHE_LOCK:
+                with SectionVectors._locked(type("V", (), {"directory": folder})(), shared=False):  # type: ignore[arg-type]
+                    pass
+            else:
+                with exclusive_dir(folder, lock, "busy"):
+                    pass
+        assert not (tmp_path / "made-elsewhere").exists()
+    assert (tmp_path / "precious").read_text() == "precious"
+
+
+def test_no_command_writes_a_lock_or_inside_a_folder_it_does_not_hold(
+        brief_index: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`brief --output IDX/.build.lock` replaced a held build lock (a second build then locked the new file while
+    the first held the old one): no output is ever a lock file, and no command writes an index's manifest, a file
+    in its build or server folders, or a file in a vector cache, unless it holds that folder (a build, a server,
+    the run filling the cache). A file of the user's own beside the index is written as before."""
+    import fcntl
+
+    index = tmp_path / "idx"
+    shutil.copytree(brief_index, index)
+    data = index / json.loads((index / "manifest.json").read_text())["data_dir"]
+    (index / "service").mkdir(exist_ok=True)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / CACHE_LOCK).write_text("")
+    (cache / "captions.npy").write_bytes(b"vectors")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / RUN_LOCK).write_text("")
+    with open(index / INDEX_LOCK, "rb") as held:  # a build holds the index
+        fcntl.flock(held, fcntl.LOCK_EX)
+        lock_inode = os.stat(index / INDEX_LOCK).st_ino
+        eval_args = _eval_files(tmp_path)
+        for target, says in ((index / INDEX_LOCK, "is a lock file"), (run / RUN_LOCK, "is a lock file"),
+                             (cache / CACHE_LOCK, "is a lock file"), (index / "service" / "server.pid", "index directory"),
+                             (data / "new.json", "index directory"), (cache / "captions.npy", "vector cache"),
+                             (cache / "new.json", "vector cache"), (index / "manifest.json", "index directory")):
+            for command in (["brief", "--index-dir", str(brief_index), "--k", "1", "--output", str(target), "law"],
+                            eval_args + ["--json", str(target)]):
+                assert main(command) == 2, (command, target)
+                err = capsys.readouterr().err.strip().splitlines()
+                assert len(err) == 1 and err[0].startswith(f"OutputError: {target}: ") and says in err[0], err
+        assert os.stat(index / INDEX_LOCK).st_ino == lock_inode
+        with pytest.raises(IndexDirError, match="another build is running"):
+            with build_lock(index):
+                pass
+    assert (cache / "captions.npy").read_bytes() == b"vectors" and not (data / "new.json").exists()
+    assert main(eval_args + ["--json", str(index / "report.json")]) == 0 and (index / "report.json").is_file()
 
 
 def test_check_output_accepts_a_regular_file_or_a_new_path(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from citator.statutes.keyword import KeywordIndex
 from citator.statutes.pool import POOL_SIZE, build_pools
 from citator.statutes.run import RunConfig, run_statutes
 from citator.statutes.vectors import CAPTIONS, PASSAGE_KEYS, PASSAGES, SectionVectors
+from citator.data.atomic import CACHE_LOCK
 from citator.data.hashing import sha256_file
 from citator.data.statutes import StatuteSection, read_sections, read_suite
 from citator.errors import OutputError, ReceiptError, StatuteError
@@ -292,7 +293,7 @@ def test_a_writer_has_the_cache_alone(tmp_path: Path, encoder, nrs_sections: Pat
     directory = tmp_path / "idx"
     vectors = SectionVectors(sections, encoder, "enc", directory, progress=False)
     done = threading.Event()
-    with open(directory / ".lock", "a+b") as other:
+    with open(directory / CACHE_LOCK, "a+b") as other:
         fcntl.flock(other, fcntl.LOCK_EX)
         worker = threading.Thread(target=lambda: (vectors.passages(["A new passage."]), done.set()))
         worker.start()

@@ -83,9 +83,12 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from citator.data.atomic import owning
     from citator.server.search_service import serve
+    from citator.stance.retrieve.service_protocol import service_dir
 
-    serve(args.index_dir, args.ray)
+    with owning(service_dir(args.index_dir)):  # the server's own folder of the index: its pid, ready file, socket
+        serve(args.index_dir, args.ray)
     return 0
 
 

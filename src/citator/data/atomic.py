@@ -32,6 +32,16 @@ _READ: contextvars.ContextVar[set[tuple[int, int]] | None] = contextvars.Context
 _INPUT_DIRS: contextvars.ContextVar[tuple[tuple[int, int], ...]] = contextvars.ContextVar("citator_input_dirs",
                                                                                          default=())
 
+# Folders citator keeps for itself, each marked by its lock: an index directory (its manifest, and the build and
+# server folders inside it) and a statute vector cache. Only the code holding one (`owning`) writes there; a run
+# directory's lock keeps a second run out. No output ever replaces a lock file: a second holder would then lock
+# the new file while the first holds the old one.
+INDEX_LOCK, RUN_LOCK, CACHE_LOCK = ".build.lock", ".run.lock", ".vectors.lock"
+LOCK_NAMES = frozenset((INDEX_LOCK, RUN_LOCK, CACHE_LOCK))
+_INDEX_MANIFEST = "manifest.json"
+# The kept folders this command holds (real paths): set by `owning`.
+_HELD: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("citator_held", default=())
+
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"))
 
@@ -80,6 +90,37 @@ def holds_command_input(folder: str | Path) -> bool:
     return False
 
 
+@contextlib.contextmanager
+def owning(folder: str | Path) -> Iterator[None]:
+    """While the block runs, this command may write inside `folder`, a folder citator keeps (the index it builds,
+    the server folder of the index it serves, the vector cache it fills)."""
+    token = _HELD.set(_HELD.get() + (os.path.realpath(folder),))
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+
+
+def _kept_from(target: Path) -> str | None:
+    """Why `target` is not this command's to write, if it is not: a lock file, or (while a command runs) a path
+    inside a folder citator keeps that this command does not hold: a vector cache, an index directory's manifest,
+    or anything within an index directory's folders. Beside an index (run.sh's results) is the user's own."""
+    if target.name in LOCK_NAMES:
+        return "is a lock file of citator's, never an output"
+    if _READ.get() is None:
+        return None
+    held = set(_HELD.get())
+    parent = Path(os.path.realpath(target.parent))
+    for depth, folder in enumerate((parent, *parent.parents)):
+        if str(folder) in held:
+            return None
+        if (folder / CACHE_LOCK).is_file():
+            return f"lies in the vector cache {folder}, which only the run filling it writes"
+        if (folder / INDEX_LOCK).is_file() and (depth > 0 or target.name == _INDEX_MANIFEST):
+            return f"lies in the index directory {folder}, whose own files only its build and server write"
+    return None
+
+
 def check_output(path: str | Path, inputs: Iterable[str | Path] = (), in_place: bool = False) -> Path:
     """Refuse, with an OutputError naming the path, a target that breaks the output rule; return it as a Path.
 
@@ -103,6 +144,8 @@ def check_output(path: str | Path, inputs: Iterable[str | Path] = (), in_place: 
                              or any(_identity(p) == ident for p in inputs)):
             raise OutputError(f"{target}: is one of this command's inputs; write the output somewhere else")
     _check_parent(target)
+    if (kept := _kept_from(target)) is not None:
+        raise OutputError(f"{target}: {kept}; write the output somewhere else")
     return target
 
 
@@ -193,7 +236,7 @@ def write_jsonl_atomic(path: str | Path, rows: Iterable[Any], inputs: Iterable[s
 
 
 def open_append(path: str | Path) -> IO[bytes]:
-    """Open a log or lock file for appending under the output rule (never through a symlink, never a device)."""
+    """Open a log file for appending under the output rule (never through a symlink, never a device)."""
     target = check_output(path)
     try:
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
@@ -205,27 +248,44 @@ def open_append(path: str | Path) -> IO[bytes]:
     return os.fdopen(fd, "ab")
 
 
+def open_lock(path: str | Path, create: bool = True) -> IO[bytes]:
+    """A lock file, opened read-only for flock: never through a symbolic link (one planted there would have the
+    lock create a file elsewhere, as root), and only a regular file; made if absent when `create`. OutputError
+    otherwise; FileNotFoundError when it is absent and not to be made."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except FileNotFoundError:
+        if create:
+            raise OutputError(f"{path}: its directory does not exist") from None
+        raise
+    except OSError as exc:
+        what = "is a symbolic link" if os.path.islink(path) else f"cannot be opened ({exc.strerror or exc})"
+        raise OutputError(f"{path}: {what}; a lock file is only ever a regular file") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OutputError(f"{path}: is not a regular file; a lock file is only ever a regular file")
+    return os.fdopen(fd, "rb")
+
+
 @contextlib.contextmanager
 def exclusive_dir(path: str | Path, lock_name: str, busy: str,
                   error: Callable[[str], Exception] = OutputError) -> Iterator[Path]:
     """The output directory `path` (made if absent, absolute), held by this process alone while the block runs:
     another holder gets `error` naming the directory and `busy`, at once. The lock is the kernel's (flock on
-    `lock_name` inside it): it ends with the process, however that ends."""
+    `lock_name` inside it): it ends with the process, however that ends. The block holds the folder (`owning`)."""
     target = output_dir(Path(path).absolute())
-    lock = open_append(target / lock_name)
+    lock = open_lock(target / lock_name)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         lock.close()
         raise error(f"{target}: {busy}") from None
     try:
-        yield target
+        with owning(target):
+            yield target
     finally:
         lock.close()
-
-
-# Held by the one run writing a run directory (rerank, bench statutes): two would interleave receipts and ledgers.
-RUN_LOCK = ".run.lock"
 
 
 def run_directory(path: str | Path) -> contextlib.AbstractContextManager[Path]:
@@ -244,6 +304,8 @@ def output_dir(path: str | Path, make: bool = True) -> Path:
         what = "is a file, not a directory" if target.is_file() else "is not a directory"
         raise OutputError(f"{target}: {what}; give a directory for the output")
     _check_parent(target)
+    if (kept := _kept_from(target)) is not None:
+        raise OutputError(f"{target}: {kept}; give another directory for the output")
     if not make and not target.exists():
         return target
     try:

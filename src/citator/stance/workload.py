@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from citator.data import read_queries, validate_results, write_results
-from citator.data.atomic import check_output, open_append
+from citator.data.atomic import check_output, open_append, owning
 from citator.data.queries import cut_for_search
 from citator.data.records import ResultLine
 from citator.errors import CitatorError, ConfigError, IndexDirError, ResultsError
@@ -73,7 +73,8 @@ def start_server(index_dir: Path, timeout: float = 300.0, ray: str | None = None
     directory.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileNotFoundError):
         (directory / READY_NAME).unlink()
-    log = open_append(directory / "server.log")
+    with owning(directory):
+        log = open_append(directory / "server.log")
     proc = subprocess.Popen(
         [sys.executable, "-m", "citator.cli.main", "serve", "--index-dir", str(index_dir.absolute()),
          *(["--ray", ray] if ray else [])],

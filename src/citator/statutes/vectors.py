@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import os
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from citator.data.atomic import save_npy_atomic, write_json_atomic
+from citator.data.atomic import CACHE_LOCK, open_lock, owning, save_npy_atomic, write_json_atomic
 from citator.data.hashing import sha256_file, sha256_text
 from citator.data.jsonl import loads
 from citator.data.statutes import StatuteSection
@@ -35,7 +36,6 @@ PASSAGE_SPEC = PassageSpec(words=160, overlap=40)
 VECTORS_VERSION = "minilm-caption+passages-160w-40o-v1"
 META = "hybrid_vectors.json"
 CAPTIONS, PASSAGES, PASSAGE_KEYS = "captions.npy", "passages.npy", "passage_keys.json"
-LOCK = ".lock"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -100,19 +100,28 @@ class SectionVectors:
     @contextmanager
     def _locked(self, shared: bool) -> Iterator[None]:
         """Readers share the cache; a writer has it alone from its first file to the meta file, so two runs on one
-        cache never record one run's vectors beside the other's keys."""
-        try:
-            if not shared:
-                self.directory.mkdir(parents=True, exist_ok=True)
-            handle = open(self.directory / LOCK, "a+b")
-        except OSError as exc:
-            if shared:  # nothing to read yet, or a cache this user may read but not lock: read it unlocked
+        cache never record one run's vectors beside the other's keys, and holds it (`owning`: no other command
+        writes in a vector cache). The lock is never opened through a symbolic link."""
+        lock = self.directory / CACHE_LOCK
+        if shared:
+            try:
+                handle = open_lock(lock, create=os.access(self.directory, os.W_OK))
+            except FileNotFoundError:  # nothing to read yet, or a cache this user may read but not lock
                 yield
                 return
-            raise OutputError(f"{self.directory}: cannot write the vector cache ({exc.strerror or exc})") from None
+        else:
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise OutputError(f"{self.directory}: cannot write the vector cache ({exc.strerror or exc})") from None
+            handle = open_lock(lock)
         with handle:
             fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-            yield
+            if shared:
+                yield
+            else:
+                with owning(self.directory):
+                    yield
 
     # -- reading back ---------------------------------------------------------------------------------------------
     def _json(self, path: Path, what: str) -> Any:

@@ -21,7 +21,7 @@ import numpy as np
 
 import citator
 from citator.data import read_corpus, write_json_atomic
-from citator.data.atomic import check_output, exclusive_dir, holds_command_input, output_dir
+from citator.data.atomic import INDEX_LOCK, check_output, exclusive_dir, holds_command_input, output_dir, owning
 from citator.data.hashing import sha256_file, sha256_text
 from citator.errors import CorpusError, IndexDirError
 from citator.data.records import Document
@@ -147,7 +147,8 @@ def prepare_build(corpus_path: Path, index_dir: Path, encoder_path: Path | None,
     from citator.models.load import default_encoder_path, load_encoder
 
     output_dir(index_dir, make=False)  # a file, a device or a path under a file: refused before any work
-    check_output(index_dir / MANIFEST)  # and the manifest the build ends by replacing (a symlink, a directory)
+    with owning(index_dir):  # the manifest the build ends by replacing (a symlink, a directory)
+        check_output(index_dir / MANIFEST)
     docs: list[Document] = []
     if read_docs:
         docs = read_corpus(corpus_path, lenient=True)
@@ -187,7 +188,7 @@ def check_enough(corpus_path: Path, n_docs: int, min_docs: int = MIN_DOCS) -> No
 def build_lock(index_dir: Path) -> Iterator[Path]:
     """The index directory (made if absent, absolute), held by this build alone: a second build would delete the
     first one's folder when it finishes."""
-    with exclusive_dir(index_dir, ".build.lock", "another build is running in this index directory",
+    with exclusive_dir(index_dir, INDEX_LOCK, "another build is running in this index directory",
                        IndexDirError) as held:
         yield held
 
