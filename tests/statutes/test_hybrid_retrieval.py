@@ -21,7 +21,7 @@ from citator.statutes.keyword import RETRIEVAL_VERSION as KEYWORD_VERSION
 from citator.statutes.keyword import KeywordIndex
 from citator.statutes.pool import POOL_SIZE, build_pools
 from citator.statutes.run import RunConfig, run_statutes
-from citator.statutes.vectors import CAPTIONS, PASSAGE_KEYS, PASSAGES, SectionVectors
+from citator.statutes.vectors import CAPTIONS, PASSAGE_KEYS, PASSAGES, SectionVectors, section_passages
 from citator.data.atomic import CACHE_LOCK
 from citator.data.hashing import sha256_file
 from citator.data.statutes import StatuteSection, read_sections, read_suite
@@ -280,6 +280,71 @@ def test_a_resealed_cache_is_still_checked(tmp_path: Path, encoder, nrs_sections
         _reseal(directory)
     with pytest.raises(StatuteError, match=f"{re.escape(says)}.*delete {re.escape(str(directory))} to rebuild"):
         SectionVectors(sections, encoder, "enc", directory, progress=False)
+
+
+def _random_rows(path: Path) -> None:
+    shape = np.load(path).shape
+    rows = np.random.default_rng(0).normal(size=shape).astype(np.float32)
+    np.save(path, rows / np.linalg.norm(rows, axis=1, keepdims=True))  # of the right shape, width and length
+
+
+def _swap_two(path: Path) -> None:
+    rows = np.load(path)
+    rows[[0, 1]] = rows[[1, 0]]
+    np.save(path, rows)
+
+
+def _reversed(path: Path) -> None:
+    np.save(path, np.load(path)[::-1].copy())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "forge"), [(CAPTIONS, _random_rows), (CAPTIONS, _reversed),
+                                              (PASSAGES, _random_rows), (PASSAGES, _swap_two)])
+def test_forged_vectors_with_resealed_digests_are_refused(tmp_path: Path, encoder, nrs_sections: Path,  # type: ignore[no-untyped-def]
+                                                           name: str, forge: Any) -> None:
+    """The outside tester's case: the files' digests rewritten to match random vectors of the right shape, or two
+    rows swapped. Rows this corpus uses are encoded again on load (a sample, all of them in a cache this small)."""
+    sections = read_sections(nrs_sections)
+    directory = tmp_path / "idx"
+    texts = [t for s in sections[:3] for t in section_passages(s)][:6]
+    SectionVectors(sections, encoder, "enc", directory, progress=False).passages(texts)
+    forge(directory / name)
+    _reseal(directory)
+    with pytest.raises(StatuteError, match=f"{name}.*is not the vector the encoder makes of its text"):
+        SectionVectors(sections, encoder, "enc", directory, progress=False)
+
+
+@pytest.mark.slow
+def test_the_spot_check_finds_a_forged_row_only_when_it_draws_it(tmp_path: Path, encoder, nrs_sections: Path,  # type: ignore[no-untyped-def]
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """What docs/guarantees.md says the cache does not stand against: one forged caption among 36 rows passes a
+    load whose draw of 8 rows misses it, and is refused by one whose draw holds it."""
+    import citator.statutes.vectors as vectors
+
+    sections = read_sections(nrs_sections)
+    directory = tmp_path / "idx"
+    SectionVectors(sections, encoder, "enc", directory, progress=False)
+    rows = np.load(directory / CAPTIONS)
+    rows[5] = rows[6]
+    np.save(directory / CAPTIONS, rows)
+    _reseal(directory)
+    drawn: list[list[int]] = []
+
+    class Draw:
+        def __init__(self, rows: list[int]) -> None:
+            self.rows = rows
+
+        def sample(self, population: list[int], k: int) -> list[int]:
+            drawn.append(self.rows)
+            return self.rows
+
+    monkeypatch.setattr(vectors, "_DRAW", Draw([0, 1, 2, 3, 4, 7, 8, 9]))
+    assert SectionVectors(sections, encoder, "enc", directory, progress=False).source == "cache"
+    monkeypatch.setattr(vectors, "_DRAW", Draw([1, 2, 3, 4, 5, 7, 8, 9]))
+    with pytest.raises(StatuteError, match="captions.npy.*row 5 is not the vector"):
+        SectionVectors(sections, encoder, "enc", directory, progress=False)
+    assert len(drawn) == 2 and len(sections) > vectors.SPOT_CHECK_ROWS
 
 
 @pytest.mark.slow

@@ -7,7 +7,13 @@ them. Encoding every passage of the D.C. Code (about 7M word pieces) takes about
 captions take about 0.4M.
 
 The cache is keyed by encoder fingerprint and vectors version: a directory made with another encoder is started
-afresh. Files whose sha256 does not match the one recorded when they were written (damaged or edited) are refused.
+afresh. Files whose sha256 does not match the one recorded when they were written (damaged or edited) are refused,
+and so are arrays of the wrong shape, type or values. Digests kept beside the files can be rewritten with them, so on
+every load SPOT_CHECK_ROWS rows of each file that this corpus can use, drawn at random, are encoded again and must
+match: vectors of another encoder, random or shuffled vectors are refused; a file with r of its n usable rows
+forged is refused with probability 1 - C(n - r, 8) / C(n, 8) per load (all of them when n <= 8; two swapped rows
+among 10,000, about 0.16%). Checking every row would cost what the cache saves, so the cache does not stand against
+someone who may write it and forges a few rows: keep it where only its user writes.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import random
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -37,6 +44,12 @@ VECTORS_VERSION = "minilm-caption+passages-160w-40o-v1"
 META = "hybrid_vectors.json"
 CAPTIONS, PASSAGES, PASSAGE_KEYS = "captions.npy", "passages.npy", "passage_keys.json"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+# Rows of each cached file encoded again on every load (random.SystemRandom: a forger cannot tell which), and the
+# least cosine a row must have with its text's vector made afresh (the same encoder gives the same vector, up to
+# float rounding across batch shapes).
+SPOT_CHECK_ROWS = 8
+SPOT_CHECK_COSINE = 0.999
+_DRAW = random.SystemRandom()
 
 
 def _context(section: StatuteSection) -> str:
@@ -92,6 +105,12 @@ class SectionVectors:
                 self._load_passages(meta)
                 if meta.get("captions_texts_sha256") == _texts_sha256(captions):
                     self.captions = self._load(CAPTIONS, meta, rows=len(captions))
+        if self.captions is not None:
+            self._spot_check(CAPTIONS, self.captions, dict(enumerate(captions)))
+        if self._rows:
+            reachable = {sha256_text(t): t for s in sections for t in section_passages(s)}
+            self._spot_check(PASSAGES, self._passages,
+                             {self._rows[k]: text for k, text in reachable.items() if k in self._rows})
         self.source = "cache" if self.captions is not None else "built"
         if self.captions is None:
             self.captions = np.asarray(encoder.encode_documents(captions, progress=progress), dtype=np.float32)
@@ -170,6 +189,21 @@ class SectionVectors:
             raise StatuteError(keys_path, None, f"a passage key is listed twice; {self._rebuild}")
         self._rows = {k: i for i, k in enumerate(keys)}
         self._passages = vectors
+
+    def _spot_check(self, name: str, vectors: np.ndarray, texts: dict[int, str]) -> None:
+        """Encode SPOT_CHECK_ROWS of the rows this run can use (`texts`: row -> its text), drawn afresh on every
+        load, and refuse the file when one is not its text's vector: the digests show only that the files are
+        those the meta file names, and a meta file can be rewritten."""
+        rows = sorted(texts) if len(texts) <= SPOT_CHECK_ROWS else sorted(_DRAW.sample(sorted(texts), SPOT_CHECK_ROWS))
+        if not rows:
+            return
+        fresh = np.asarray(self.encoder.encode_documents([texts[r] for r in rows]), dtype=np.float32)
+        cosine = np.einsum("ij,ij->i", fresh, vectors[rows]) / (
+            np.linalg.norm(fresh, axis=1) * np.linalg.norm(vectors[rows], axis=1) + 1e-12)
+        wrong = [r for r, c in zip(rows, cosine) if not c >= SPOT_CHECK_COSINE]
+        if wrong:
+            raise StatuteError(self.directory / name, None, f"row {wrong[0]} is not the vector the encoder makes of "
+                               f"its text ({len(wrong)} of {len(rows)} rows checked); {self._rebuild}")
 
     # -- writing --------------------------------------------------------------------------------------------------
     def _save(self, captions_sha256: str | None = None) -> None:
