@@ -256,7 +256,38 @@ SUBPROCESS_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
                    "--model", str(_model_dir(r, b'{"model_type": "bert"}'))], "not a model citator can load"),
     "rerank --out FILE": (lambda r: ["rerank", "--pool", "p", "--qrels", "q", "--model", "m", "--strategy", "bm25",
                                      "--out", str(_place(r, "FILE", b"x"))], "FILE: is a file, not a directory"),
+    # The label store is checked as any output is (it is updated in place, so being read is its purpose).
+    "review --db a symlink": (lambda r: ["review", "add-reviewer", "ann", "--db", str(_linked(r, "labels.sqlite"))],
+                              "labels.sqlite: is a symbolic link"),
+    "review --db a directory": (lambda r: ["review", "add-reviewer", "ann", "--db", str(r)], "is a directory"),
+    "review --db /dev/null": (lambda r: ["review", "add-reviewer", "ann", "--db", "/dev/null"],
+                              "/dev/null: is a character device"),
 }
+
+
+def _linked(root: Path, name: str) -> Path:
+    (root / name).symlink_to(_place(root, "victim", b"precious"))
+    return root / name
+
+
+def test_a_reader_that_goes_away_or_a_full_disk_under_standard_output(tmp_path: Path) -> None:
+    """`citator ... | head` whose reader has gone: exit 141 and nothing on stderr; standard output on a full disk
+    (/dev/full): one line and exit 2. Never a traceback."""
+    import os
+
+    args = [sys.executable, "-m", "citator.cli.main", *_eval_args(tmp_path)]
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(args, stdout=write, stderr=subprocess.PIPE, text=True, timeout=300)
+    finally:
+        os.close(write)
+    assert done.returncode == 141 and done.stderr == "", done.stderr
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
+        assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+            "citator: cannot write the output (No space left on device)"], done.stderr
 
 
 @pytest.mark.parametrize("case", sorted(SUBPROCESS_CASES))

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from citator.data import atomic_open, write_json_atomic
+from citator.errors import OutputError
 
 
 def test_failed_write_leaves_old_file_and_no_temp(tmp_path: Path) -> None:
@@ -30,3 +31,18 @@ def test_atomic_files_get_the_usual_mode_not_mkstemps_0600(tmp_path: Path) -> No
     finally:
         os.umask(old)
     assert target.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_target_swapped_for_a_symlink_while_writing_is_not_replaced(tmp_path: Path) -> None:
+    """The output rule is checked again just before the rename: a symbolic link put in the target's place during
+    the write is refused, the file it points to untouched, and no temporary file is left."""
+    target, victim = tmp_path / "out.txt", tmp_path / "victim"
+    target.write_text("old")
+    victim.write_text("precious")
+    with pytest.raises(OutputError, match="symbolic link"):
+        with atomic_open(target) as handle:
+            handle.write("new")
+            target.unlink()
+            target.symlink_to(victim)
+    assert victim.read_text() == "precious" and target.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt", "victim"]

@@ -68,3 +68,15 @@ def test_an_unknown_strategy_or_budget_or_model_is_refused(tiny_llm, tmp_path) -
         citator.Reranker(tmp_path)
     with pytest.raises(CitatorError, match="query"):
         citator.Reranker(tiny_llm, strategy="bm25").rank("  ", TEXTS)
+
+
+@pytest.mark.parametrize("call,says", [
+    (lambda: citator.Reranker(5), "model must be a path"),
+    (lambda: citator.Reranker(None), "model must be a path"),
+    (lambda: citator.statute_benchmark(5, "suite.jsonl", "out"), "corpus must be a path"),
+    (lambda: citator.statute_benchmark("c.jsonl", "suite.jsonl", None), "out must be a path"),
+    (lambda: citator.statute_benchmark("c.jsonl", "suite.jsonl", "out", labels=b"x"), "labels must be a path"),
+])
+def test_a_path_of_another_type_is_one_clear_error(call, says: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(CitatorError, match=says):
+        call()
