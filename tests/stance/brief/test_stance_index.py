@@ -142,13 +142,14 @@ def test_any_argument_is_answered_or_refused_with_a_typed_error(brief_index: Pat
     """Every argument of StanceIndex, whatever its type, ends in an answer or a CitatorError (one line), never
     Python's TypeError or AttributeError from inside: StanceIndex.open(123), passage_in_place(id, 1.5, ...)."""
     index = _opened(brief_index)
+    doc_id = index.searcher.doc_ids[-1]
     calls = {
         "open": lambda: StanceIndex.open(value),  # type: ignore[arg-type]
         "open cold": lambda: StanceIndex.open(brief_index, cold=value),  # type: ignore[arg-type]
         "open ray": lambda: StanceIndex.open(brief_index, ray=value),  # type: ignore[arg-type]
         "document": lambda: index.document(value),  # type: ignore[arg-type]
-        "passage": lambda: index.passage_in_place(HOSTILE_ID, value, "law"),  # type: ignore[arg-type]
-        "passage text": lambda: index.passage_in_place(HOSTILE_ID, 0, value),  # type: ignore[arg-type]
+        "passage": lambda: index.passage_in_place(doc_id, value, "law"),  # type: ignore[arg-type]
+        "passage text": lambda: index.passage_in_place(doc_id, 0, value),  # type: ignore[arg-type]
         "cited": lambda: index.cited(value),  # type: ignore[arg-type]
         "search k": lambda: index.search("a grant of land", k=value),  # type: ignore[arg-type]
         "search stance": lambda: index.search("a grant of land", stance=value),  # type: ignore[arg-type]

@@ -147,9 +147,9 @@ class StanceIndex:
     def passage_in_place(self, doc_id: str, passage: int, text: str) -> tuple[Document, Span, tuple[Span, ...]]:
         """A document, the span of its passage number `passage` in its text, and the spans there of the words
         `text` matches (characters of the document's text): the document view, with no model call."""
-        doc = self.document(doc_id)
         whole_number(passage, "passage", 0, error=PropositionError)
         _text(text, "text")
+        doc = self.document(doc_id)
         spans = passage_spans(doc.text, self.spec)
         if not passage < len(spans):
             raise PropositionError(f"document {doc_id!r} has no passage {passage}")
