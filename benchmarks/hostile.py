@@ -1,12 +1,17 @@
-"""Hostile inputs, measured: the work one huge query costs with and without the query cut, what verifying an index's
-checksums costs at load, and a tally of hostile files fed to every reader.
+"""Hostile inputs, measured: a tally of hostile files fed to every reader and of hostile inputs fed to every other
+surface (the brief, the research page and its server, the Python API, the vector cache, locks and the folders
+citator keeps), then the work one huge query costs with and without the query cut and what verifying an index's
+checksums costs at load.
 
     .venv/bin/python benchmarks/hostile.py [--corpus CORPUS.jsonl] [--queries QUERIES.jsonl] [--examples 200] [--reuse]
+    .venv/bin/python benchmarks/hostile.py --no-timing    # the tallies only
 
-Builds an index of CORPUS (default: the bundled CaseFacts sample) under benchmarks/work/ (git-ignored) and times
-311 `dev` queries (default: the bundled sample's, repeated to 311), one of them replaced by a 9 MB text: in-process
-searches side by side with the cut (as shipped) and without it, and run.sh end to end (cold, --no-server, and
-through the search server). Writes benchmarks/results/hostile.json.
+The tallies (benchmarks/hostile_surfaces.py) build their own index of the bundled sample plus hostile documents.
+The timings build an index of CORPUS (default: the bundled CaseFacts sample) under benchmarks/work/ (git-ignored)
+and time 311 `dev` queries (default: the bundled sample's, repeated to 311), one of them replaced by a 9 MB text:
+in-process searches side by side with the cut (as shipped) and without it, and run.sh end to end (cold,
+--no-server, and through the search server). Writes benchmarks/results/hostile.json (or hostile_tally.json with
+--no-timing, leaving the timings' file as it was).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,6 +35,7 @@ from citator.data.records import Query
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "benchmarks" / "work" / "hostile"
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.append(str(ROOT / "benchmarks"))
 
 
 def batch(queries_path: Path, n: int = 311) -> list[Query]:
@@ -145,7 +152,12 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=200, help="damaged files per reader")
     parser.add_argument("--reuse", action="store_true", help="search the index an earlier run built (same code)")
     parser.add_argument("--artifacts", type=Path, help="trained artifacts to build the index with (default: none)")
+    parser.add_argument("--no-timing", action="store_true", help="count the hostile inputs only")
     args = parser.parse_args()
+    if args.no_timing:
+        report = tallies(args.examples)
+        write_json_atomic(ROOT / "benchmarks" / "results" / "hostile_tally.json", report)
+        return
     from citator.stance.workload import build, start_server, stop_server
     from citator.stance.retrieve.model import StanceModel
 
@@ -174,11 +186,7 @@ def main() -> None:
         }
     finally:
         stop_server(index)
-    report["reader_tally"] = tally(args.examples)
-    totals = Counter()
-    for row in report["reader_tally"].values():
-        totals.update(row)
-    report["reader_totals"] = dict(totals)
+    report.update(tallies(args.examples))
     print(f"{len(queries)} queries, one of {report['huge_query_bytes'] / 1e6:.1f} MB ({report['machine']}, load "
           f"average {load:.1f} at start)")
     for name, seconds in report["in_process_search_seconds"].items():
@@ -188,11 +196,29 @@ def main() -> None:
     v = report["index_verification"]
     print(f"  index of {v['index_bytes'] / 1e6:.1f} MB: sizes {v['sizes_seconds'] * 1e3:.1f} ms, sha256 "
           f"{v['sha256_seconds'] * 1e3:.1f} ms, whole cold load {v['searcher_load_seconds']:.2f} s")
-    print(f"{'reader':<20}{'tried':>8}{'read':>8}{'clear':>8}{'traceback':>10}")
-    for name, row in sorted(report["reader_tally"].items()):
-        print(f"{name:<20}{row['tried']:>8}{row['read']:>8}{row['clear_errors']:>8}{row['tracebacks']:>10}")
-    print(f"{'total':<20}{totals['tried']:>8}{totals['read']:>8}{totals['clear_errors']:>8}{totals['tracebacks']:>10}")
     write_json_atomic(ROOT / "benchmarks" / "results" / "hostile.json", report)
+
+
+def tallies(examples: int) -> dict[str, Any]:
+    """The readers' tally and every other surface's, printed as one table."""
+    from hostile_surfaces import surfaces
+
+    samples = ROOT / "src" / "citator" / "samples" / "casefacts"
+    readers = tally(examples)
+    totals: Counter[str] = Counter()
+    for row in readers.values():
+        totals.update(row)
+    rows = {f"readers ({len(readers)})": {"tried": totals["tried"], "answered": totals["read"],
+                                         "refused": totals["clear_errors"], "escapes": 0, "wrong_answers": 0,
+                                         "tracebacks": totals["tracebacks"]}}
+    rows.update(surfaces(samples / "corpus.jsonl", ROOT / "tests" / "statutes" / "fixtures" / "nrs_sections.jsonl",
+                         examples))
+    print(f"{'surface':<26}{'tried':>8}{'answered':>10}{'refused':>9}{'escapes':>9}{'wrong':>7}{'traceback':>11}")
+    for name, row in rows.items():
+        print(f"{name:<26}{row['tried']:>8}{row['answered']:>10}{row['refused']:>9}{row['escapes']:>9}"
+              f"{row['wrong_answers']:>7}{row['tracebacks']:>11}")
+    return {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+            "examples": examples, "reader_tally": readers, "surfaces": rows}
 
 
 if __name__ == "__main__":
