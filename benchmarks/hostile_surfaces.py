@@ -378,11 +378,13 @@ def vector_cache(sections_path: Path) -> dict[str, int]:
     encoder, sections = load_encoder(default_encoder_path()), read_sections(sections_path)
     texts = [t for s in sections[:3] for t in section_passages(s)][:6]
     forgeries: list[tuple[str, Callable[[Path], None], bool]] = [
-        (CAPTIONS, checks._random_rows, True), (CAPTIONS, checks._reversed, True), (PASSAGES, checks._random_rows, True),
+        (CAPTIONS, checks._random_rows, True), (CAPTIONS, checks._reversed, True),
+        (PASSAGES, checks._random_rows, True),
         (PASSAGES, checks._swap_two, True), (CAPTIONS, checks._wide, True), (PASSAGES, checks._wide, True),
         (PASSAGES, checks._truncated, True), (CAPTIONS, checks._pickled, True),
         (PASSAGE_KEYS, checks._keys("[1, 2]"), True), (PASSAGE_KEYS, checks._keys("{not json"), True),
-        (PASSAGE_KEYS, checks._keys('["' + "a" * 64 + '"]'), True), ("hybrid_vectors.json", checks._keys("[" * 100_000), False),
+        (PASSAGE_KEYS, checks._keys('["' + "a" * 64 + '"]'), True),
+        ("hybrid_vectors.json", checks._keys("[" * 100_000), False),
         (CAPTIONS, checks._random_rows, False), (PASSAGES, checks._swap_two, False),
     ]
     tally = Tally()
@@ -425,7 +427,8 @@ def locks(index: Path) -> dict[str, int]:
                 (folder / lock).symlink_to(victim)
                 try:
                     if lock == CACHE_LOCK:
-                        with SectionVectors._locked(type("V", (), {"directory": folder})(), shared=False):  # type: ignore[arg-type]
+                        cache = type("V", (), {"directory": folder})()
+                        with SectionVectors._locked(cache, shared=False):  # type: ignore[arg-type]
                             pass
                     else:
                         with exclusive_dir(folder, lock, "busy"):

@@ -119,7 +119,8 @@ def test_every_lock_is_opened_without_following_a_symlink(tmp_path: Path, lock: 
             victim.write_text("precious")
         with pytest.raises(OutputError, match="symbolic link"):
             if lock == CACHE_LOCK:
-                with SectionVectors._locked(type("V", (), {"directory": folder})(), shared=False):  # type: ignore[arg-type]
+                cache = type("V", (), {"directory": folder})()
+                with SectionVectors._locked(cache, shared=False):  # type: ignore[arg-type]
                     pass
             else:
                 with exclusive_dir(folder, lock, "busy"):
@@ -152,7 +153,8 @@ def test_no_command_writes_a_lock_or_inside_a_folder_it_does_not_hold(
         lock_inode = os.stat(index / INDEX_LOCK).st_ino
         eval_args = _eval_files(tmp_path)
         for target, says in ((index / INDEX_LOCK, "is a lock file"), (run / RUN_LOCK, "is a lock file"),
-                             (cache / CACHE_LOCK, "is a lock file"), (index / "service" / "server.pid", "index directory"),
+                             (cache / CACHE_LOCK, "is a lock file"),
+                             (index / "service" / "server.pid", "index directory"),
                              (data / "new.json", "index directory"), (cache / "captions.npy", "vector cache"),
                              (cache / "new.json", "vector cache"), (index / "manifest.json", "index directory")):
             for command in (["brief", "--index-dir", str(brief_index), "--k", "1", "--output", str(target), "law"],

@@ -22,6 +22,8 @@ from fixtures.servers import SERVE_KEY, free_port, stop_process, wait_ready
 from server.test_guard import _read_all  # type: ignore[import-not-found]
 
 DEFAULT = Limits()
+# Each command's port, a page it answers, and the start line and content type of a request with a body it reads.
+Servers = dict[str, tuple[int, str, tuple[bytes, bytes]]]
 ALLOWED = "citator.test"
 
 
@@ -38,7 +40,7 @@ def _start(args: list[str], ready_path: str, log: Path, headers: dict[str, str] 
 
 @pytest.fixture(scope="module")
 def servers(brief_index: Path, tiny_qwen3_causal_dir: Path, tmp_path_factory: pytest.TempPathFactory
-            ) -> Iterator[dict[str, tuple[int, str, tuple[bytes, bytes]]]]:
+            ) -> Iterator[Servers]:
     """Each command's port, a page it answers, and a request with a body it reads."""
     root = tmp_path_factory.mktemp("hostile-http")
     auth = {"Authorization": f"Bearer {SERVE_KEY}"}
@@ -60,7 +62,7 @@ def servers(brief_index: Path, tiny_qwen3_causal_dir: Path, tmp_path_factory: py
 
 
 @pytest.mark.slow
-def test_only_the_bound_and_allowed_host_names_are_answered(servers: dict[str, tuple[int, str, tuple[bytes, bytes]]]) -> None:
+def test_only_the_bound_and_allowed_host_names_are_answered(servers: Servers) -> None:
     auth = {"Authorization": f"Bearer {SERVE_KEY}"}
     for name, (port, page, _) in servers.items():
         url = f"http://127.0.0.1:{port}{page}"
@@ -73,7 +75,7 @@ def test_only_the_bound_and_allowed_host_names_are_answered(servers: dict[str, t
 
 
 @pytest.mark.slow
-def test_slow_requests_are_closed_and_idle_connections_capped(servers: dict[str, tuple[int, str, tuple[bytes, bytes]]]) -> None:
+def test_slow_requests_are_closed_and_idle_connections_capped(servers: Servers) -> None:
     """Per server, at once: a request line alone and a body cut short are closed by their deadlines, and of 300
     idle connections at most the cap stay open; afterwards the server answers as before."""
     import socket
