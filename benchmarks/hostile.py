@@ -79,7 +79,7 @@ def time_run_sh(index: Path, queries: Path, extra: list[str]) -> float:
 
 def time_verification(index: Path) -> dict[str, float]:
     from citator.stance.retrieve.index_files import verify_digests, verify_sizes
-    from citator.stance.retrieve.manifest import read_manifest
+    from citator.stance.retrieve.layout import read_manifest
     from citator.stance.retrieve.searcher import StanceSearcher
 
     manifest = read_manifest(index)
@@ -146,6 +146,7 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="search the index an earlier run built (same code)")
     parser.add_argument("--artifacts", type=Path, help="trained artifacts to build the index with (default: none)")
     args = parser.parse_args()
+    from citator.stance.retrieve.index_dir import BuildOptions
     from citator.stance.workload import build, start_server, stop_server
     from citator.stance.retrieve.model import StanceModel
 
@@ -153,7 +154,8 @@ def main() -> None:
     load = os.getloadavg()[0]  # other work on the machine slows every timing here; it is reported beside them
     index = WORK / "index"
     if not args.reuse:
-        build(args.corpus, index, serve=True, artifacts=StanceModel.load(args.artifacts) if args.artifacts else None)
+        model = StanceModel.load(args.artifacts) if args.artifacts else None
+        build(args.corpus, index, BuildOptions(artifacts=model), serve=True)
     else:
         start_server(index)
     queries = batch(args.queries)

@@ -161,7 +161,7 @@ def test_an_output_never_replaces_what_the_command_read_inside_its_directories(
     for _ in range(2):
         assert main(["brief", "--index-dir", str(index), "--k", "1", "--output", str(index / "b.txt"), "law"]) == 0
     # Library callers record nothing: an index read in this process may be rebuilt by it.
-    from citator.stance.retrieve.manifest import read_manifest
+    from citator.stance.retrieve.layout import read_manifest
 
     read_manifest(index)
     write_text_atomic(index / "manifest.json", (index / "manifest.json").read_text())

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from citator.data.records import Document, ScoredDoc
 from citator.engines.dense import exact_inner
 from citator.stance.retrieve.memory import MemoryEntry
 
@@ -48,6 +49,17 @@ class Explanation:
     reasons: tuple[tuple[MemoryEntry, float], ...] | None
 
 
+@dataclass(frozen=True)
+class Explained:
+    """A hit as its index explains it: its place and score, its document, the explanation, and its rank under each
+    signal over the whole corpus."""
+
+    scored: ScoredDoc
+    document: Document
+    explanation: Explanation
+    ranks: Mapping[str, int]
+
+
 def explain(searcher: StanceSearcher, view: QueryView, positions: Sequence[int]) -> list[Explanation]:
     """Each document at `positions` explained for the query `view`. The passage is chosen by the dense passage
     signal the ranking used (the fine-tuned encoder's where the index has one), else by BM25 over passages."""
@@ -59,7 +71,7 @@ def explain(searcher: StanceSearcher, view: QueryView, positions: Sequence[int])
     else:
         name, vector = "bm25_maxp", None
     bm25 = searcher.lexical_passage.score_all([view.text])[0] if vector is None else None
-    trained = searcher.manifest.artifacts_path is not None  # it then holds the memory and its links
+    trained = searcher.manifest.trained  # it then holds the memory and its links
     out = []
     for position in positions:
         first, last = passage_range(searcher, position)

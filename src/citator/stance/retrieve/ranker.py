@@ -20,7 +20,7 @@ from citator.data.atomic import write_json_atomic
 from citator.data.jsonl import loads
 from citator.errors import IndexDirError
 from citator.models.encoder import TokenStates
-from citator.engines.fusion import Bounds, best_n, interpolate, normalise, top_k, topn_bounds
+from citator.engines.fusion import Bounds, best_n, normalise, topn_bounds
 from citator.stance.retrieve.late_interaction import DEPTH as LATE_DEPTH, SIGNAL as LATE_SIGNAL, TokenStore, maxsim
 
 _YEAR = re.compile(r"^(\d{4})")
@@ -133,24 +133,6 @@ def _normalise_scored(scores: np.ndarray) -> np.ndarray:
         floor = np.nanmin(scores, axis=1, keepdims=True)
     span = np.where(top - floor > 1e-12, top - floor, 1.0)
     return ((scores - floor) / span).astype(np.float32)
-
-
-def ranked_candidates(
-    signals: Mapping[str, np.ndarray], stances: Sequence[str], years: np.ndarray, weights: Mapping[str, float],
-    depth: int, norm_depth: int = 100, citations: Mapping[str, np.ndarray] | None = None,
-    tokens: TokenStates | None = None, store: TokenStore | None = None,
-) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
-    """The interpolation's scores, its top `depth` candidates per query, and the ranker's features for them.
-
-    With query `tokens` and a document token `store`, the first late_interaction.DEPTH candidates are also scored
-    by late interaction (the others get NaN). Search and training share this, so a ranker sees its features
-    computed the same way in both.
-    """
-    base = interpolate(signals, weights, norm_depth)
-    cand, _ = top_k(base, depth)
-    late = late_scores(tokens, cand, store) if tokens is not None and store is not None else None
-    names, x = candidate_features(signals, stances, years, cand, norm_depth, citations=citations, late=late)
-    return base, cand, names, x
 
 
 def late_scores(tokens: TokenStates, candidates: np.ndarray, store: TokenStore) -> np.ndarray:

@@ -21,11 +21,8 @@ from typing import Any
 from citator.data.numbers import finite_number
 from citator.data.jsonl import loads
 from citator.data.records import Query, ResultLine, ScoredDoc
+from citator.stance.retrieve.layout import READY_NAME, SERVICE_DIR, SOCKET_NAME
 
-SERVICE_DIR = "service"
-SOCKET_NAME = "search.sock"
-READY_NAME = "ready.json"
-PID_NAME = "server.pid"
 MAX_REPLY_BYTES = 256 * 1024 * 1024
 # A live server acknowledges a request within milliseconds of reading it; one that has not within this long is
 # stopped or hung (a busy one acknowledges on another thread and queues the search).
