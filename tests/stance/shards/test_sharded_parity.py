@@ -336,8 +336,10 @@ def test_a_worker_that_lost_round_one_computes_it_again(sharded_index: Path, sma
     searcher = ShardedSearcher(sharded_index)
     queries = read_queries(small_stance_set["queries"])[:6]
     encoded = searcher.encode(queries)
-    shard = sharded_index / read_manifest(sharded_index).data_dir / read_manifest(sharded_index).shards[1].name
-    kept, fresh = ShardWorker(str(shard)), ShardWorker(str(shard))
+    manifest = read_manifest(sharded_index)
+    name = manifest.shards[1].name
+    shard = (str(sharded_index / manifest.data_dir / name), manifest.files[f"{name}/{MANIFEST}"]["sha256"])
+    kept, fresh = ShardWorker(*shard), ShardWorker(*shard)
     tops = kept.best("batch", queries, encoded, searcher.names, 5)
     bounds = {name: topn_bounds(best_n(tops[name], 5)) for name in searcher.names}
     a = kept.candidates("batch", queries, encoded, searcher.names, bounds, 7, False)

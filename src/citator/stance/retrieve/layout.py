@@ -178,10 +178,11 @@ class IndexFolder:
         return self.data / name
 
 
-def open_folder(index_dir: str | Path) -> IndexFolder:
-    """The index directory (absolute) with its manifest, read and checked."""
+def open_folder(index_dir: str | Path, sha256: str | None = None) -> IndexFolder:
+    """The index directory (absolute) with its manifest, read and checked (`sha256`: what its bytes must hash to, as
+    a sharded index's file table records each shard's)."""
     root = Path(index_dir).absolute()
-    return IndexFolder(root, read_manifest(root))
+    return IndexFolder(root, read_manifest(root, sha256))
 
 
 def _text(value: Any, field_name: str) -> str:
@@ -255,16 +256,20 @@ def _required(manifest: Manifest) -> tuple[list[str], list[str]]:
     return files, folders
 
 
-def read_manifest(index_dir: Path) -> Manifest:
-    """Read and check the manifest; a missing, half-written or foreign index is refused."""
+def read_manifest(index_dir: Path, sha256: str | None = None) -> Manifest:
+    """Read and check the manifest; a missing, half-written or foreign index is refused, and so is one whose bytes
+    do not hash to `sha256` where it is given (the bytes hashed are the bytes parsed)."""
     path = index_dir / MANIFEST
     if not index_dir.is_dir():
         raise IndexDirError(f"{index_dir}: is a file, not an index directory" if index_dir.exists()
                             else f"{index_dir}: index directory not found; run build.sh first")
     if not path.is_file():
         raise IndexDirError(f"{index_dir}: no {MANIFEST} (half-written or not an index); {REBUILD}")
+    raw = path.read_bytes()
+    if sha256 is not None and hashlib.sha256(raw).hexdigest() != sha256:
+        raise IndexDirError(f"{path}: content differs from what was made (sha256); {REBUILD}")
     try:
-        found = _parsed(loads(path.read_bytes().decode("utf-8")), path)
+        found = _parsed(loads(raw.decode("utf-8")), path)
     except (KeyError, TypeError, ValueError, ArithmeticError, AttributeError, RecursionError, OSError,
             ConfigError) as exc:  # ArithmeticError: a count such as 1e400, which int() cannot take
         raise IndexDirError(f"{path}: corrupt manifest ({type(exc).__name__}: {exc}); {REBUILD}") from None

@@ -30,7 +30,9 @@ from citator.stance.retrieve.config import RetrievalConfig
 from citator.stance.retrieve.explain import Explained, Explanation, QueryView, count_above, explain
 from citator.stance.retrieve.index_files import REBUILD, AsVerified, load_doc_ids, verify_digests
 from citator.stance.retrieve.late_interaction import DEPTH as LATE_DEPTH
-from citator.stance.retrieve.layout import DOC_IDS, FINETUNED_ENCODER, RANKER, IndexFolder, Manifest, open_folder
+from citator.stance.retrieve.layout import (
+    DOC_IDS, FINETUNED_ENCODER, RANKER, IndexFolder, Manifest, open_folder, shard_manifest,
+)
 from citator.stance.retrieve.learned import reads_encoder
 from citator.stance.retrieve.opened import Searcher
 from citator.stance.retrieve.ranker import (
@@ -67,8 +69,9 @@ class ShardWorker:
     """One shard, loaded from its index directory: its signals for a batch, its best candidates, and what it can
     say of the documents it holds (a brief's evidence)."""
 
-    def __init__(self, shard_dir: str) -> None:
-        self.searcher = StanceSearcher(shard_dir, encoders=False)
+    def __init__(self, shard_dir: str, manifest_sha256: str) -> None:
+        """`manifest_sha256`: the digest the sharded index's file table records of this shard's manifest."""
+        self.searcher = StanceSearcher(open_folder(shard_dir, manifest_sha256), encoders=False)
         self._pending: dict[str, dict[str, np.ndarray]] = {}
 
     def describe(self) -> dict[str, Any]:
@@ -169,13 +172,15 @@ class ShardedSearcher:
             raise IndexDirError(f"{self.index_dir}: not a sharded index")
         self.config = self.manifest.config
         check_shardable(self.config)
-        # The corpus's ids and each shard's manifest, as built and as they stay (each shard checks its own files).
+        # The corpus's ids and each shard's manifest, as built and as they stay: a shard's worker checks its
+        # manifest's digest on the bytes it parses, then its shard's files as one index does.
         self.as_verified = AsVerified.take(self.folder.data, self.manifest.files)
-        verify_digests(self.folder.data, self.manifest.files)
+        verify_digests(self.folder.data, {DOC_IDS: self.manifest.files[DOC_IDS]})
         self.doc_ids: list[str] = load_doc_ids(self.folder.path(DOC_IDS), self.manifest.n_docs)
         self.starts = [ref.start for ref in self.manifest.shards]
-        self.pool = _shard_pool([self.folder.path(ref.name) for ref in self.manifest.shards],
-                                [f"shard {ref.name}" for ref in self.manifest.shards], ray)
+        shards = [(str(self.folder.path(ref.name)), self.manifest.files[shard_manifest(ref.name)]["sha256"])
+                  for ref in self.manifest.shards]
+        self.pool = _shard_pool(shards, [f"shard {ref.name}" for ref in self.manifest.shards], ray)
         described = self.pool.run([(w, "describe", ()) for w in range(len(self.manifest.shards))])
         self._check_shards(described)
         info = described[0]
@@ -348,17 +353,18 @@ class ShardedSearcher:
         return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
 
 
-def _shard_pool(dirs: Sequence[Path], names: Sequence[str], ray: str | None) -> LocalPool | RayPool:
-    """A worker per shard: Ray actors on the cluster `ray` (or $CITATOR_RAY), else in this process."""
+def _shard_pool(shards: Sequence[tuple[str, str]], names: Sequence[str], ray: str | None) -> LocalPool | RayPool:
+    """A worker per shard (its folder, its manifest's digest): Ray actors on the cluster `ray` (or $CITATOR_RAY),
+    else in this process."""
     address = ray_address(ray)
     if not address:
-        return LocalPool([ShardWorker(str(d)) for d in dirs])
+        return LocalPool([ShardWorker(*shard) for shard in shards])
     connect(address)
     import ray as ray_module
 
     # Every shard's actor can be placed at once, with a share of a CPU where there are more shards than CPUs.
     nodes = [node["Resources"].get("CPU", 0) for node in ray_module.nodes() if node.get("Alive")]
-    return RayPool(ShardWorker, [(str(d),) for d in dirs], names, share_of_cpus(nodes, len(dirs)))
+    return RayPool(ShardWorker, list(shards), names, share_of_cpus(nodes, len(shards)))
 
 
 def open_searcher(index: IndexFolder | str | Path, cold: bool = False, ray: str | None = None) -> Searcher:
