@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import weakref
 import json
 import sys
 import tempfile
@@ -12,14 +13,17 @@ from citator.cli.arguments import PORT
 from citator.errors import ConfigError
 
 
+# Each `citator` parser's `bench` group, by the parser's commands: created once, other workloads may add theirs to it.
+_BENCH: weakref.WeakKeyDictionary[argparse._SubParsersAction, argparse._SubParsersAction] = weakref.WeakKeyDictionary()
+
+
 def _bench_group(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
-    """The `bench` command group, created once; other workloads may add their own subcommands to it."""
-    bench = sub.choices.get("bench")
-    if bench is None:
+    """The `bench` command group of these commands, created once; other workloads may add their own to it."""
+    if sub not in _BENCH:
         bench = sub.add_parser("bench", help="run a workload benchmark (see `citator bench -h`)")
         bench.set_defaults(func=lambda args: (bench.print_help(), 2)[1])
-        bench._citator_sub = bench.add_subparsers(dest="bench_command", metavar="WORKLOAD")  # type: ignore[attr-defined]
-    return bench._citator_sub  # type: ignore[attr-defined]
+        _BENCH[sub] = bench.add_subparsers(dest="bench_command", metavar="WORKLOAD")
+    return _BENCH[sub]
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -185,10 +186,10 @@ class LinearRanker:
 
     @classmethod
     def load(cls, path: Path) -> LinearRanker:
-        return cls._from_json(loads(path.read_text(encoding="utf-8")))
+        return cls.from_json(loads(path.read_text(encoding="utf-8")))
 
     @classmethod
-    def _from_json(cls, obj: dict) -> LinearRanker:  # type: ignore[type-arg]
+    def from_json(cls, obj: dict[str, Any]) -> LinearRanker:
         """Every field checked: a ranker file is read back from disk, and a string weight would fail at search."""
         features = tuple(obj["features"])
         if not features or not all(isinstance(f, str) for f in features):
@@ -261,7 +262,7 @@ def load_ranker(path: Path) -> Ranker:
         obj = loads(path.read_text(encoding="utf-8"))
         kind = obj.get("kind", "linear")
         if kind == "linear":
-            return LinearRanker._from_json(obj)
+            return LinearRanker.from_json(obj)
         if kind == "lambdamart":
             features = tuple(obj["features"])
             if not features or not all(isinstance(f, str) for f in features) or not isinstance(obj["model"], str):
