@@ -57,10 +57,8 @@ def _error(status: int, message: str, param: str | None = None, code: str | None
     return JSONResponse({"error": error_body(message, param, code, kind)}, status_code=status)
 
 
-def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None = None) -> Any:
-    """A FastAPI app with /v1/models and /v1/chat/completions; `api_key`, when set, is required as a Bearer token."""
-    app = FastAPI(title="citator provider-serve", docs_url=None, redoc_url=None, openapi_url=None)
-    created = int(time.time())
+def _answer_errors_as_openai(app: FastAPI) -> None:
+    """HTTP errors and failures answered in OpenAI's error shape."""
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -78,6 +76,13 @@ def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None =
     async def server_error(request: Request, exc: Exception) -> JSONResponse:
         # The message names the failure's type only: its text may quote the request.
         return _error(500, f"the server failed on this request ({type(exc).__name__})", None, None, "server_error")
+
+
+def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None = None) -> Any:
+    """A FastAPI app with /v1/models and /v1/chat/completions; `api_key`, when set, is required as a Bearer token."""
+    app = FastAPI(title="citator provider-serve", docs_url=None, redoc_url=None, openapi_url=None)
+    created = int(time.time())
+    _answer_errors_as_openai(app)
 
     def _authorised(request: Request) -> bool:
         if api_key is None:
