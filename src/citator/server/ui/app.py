@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import sys
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
@@ -29,7 +30,7 @@ from citator.stance.brief.evidence import Span, split_marked
 from citator.stance.brief.index import MAX_K, MAX_PROPOSITION_CHARS, StanceIndex
 from citator.stance.brief.label import document_label
 from citator.stance.brief.render import excerpt
-from citator.errors import PropositionError
+from citator.errors import IndexDirError, PropositionError, one_line
 from citator.server.pages import add_security_headers
 
 _HEADERS = {
@@ -83,6 +84,14 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> HTMLResponse:
         return page("error.html", 400, message="The request was not understood (a parameter is malformed).", q="")
+
+    @app.exception_handler(IndexDirError)
+    async def index_changed(request: Request, exc: IndexDirError) -> HTMLResponse:
+        # What the index serves is what it verified as it opened: a file changed since is refused, never shown. The
+        # line naming the file goes to the server's log, not to the page.
+        print(f"IndexDirError: {one_line(str(exc))}", file=sys.stderr, flush=True)
+        return page("error.html", 503, message="The index changed on disk since this page opened it (a file was "
+                    "written, replaced or removed): nothing from it is shown. Restart citator ui.", q="")
 
     @app.exception_handler(Exception)
     async def failure(request: Request, exc: Exception) -> HTMLResponse:
@@ -139,8 +148,6 @@ def app_from_environment() -> FastAPI:
 
 
 def _limit_threads(threads: int) -> None:
-    import sys
-
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=threads)

@@ -3,7 +3,8 @@
 The manifest lists every file of the data folder with its size and sha256. Sizes are checked on every read of the
 manifest (a stat per file: run.sh's client path can afford it); digests, array shapes, dtypes and finiteness when
 the arrays are loaded to search (the search server's start and a cold in-process search), so a damaged index is an
-IndexDirError naming the file and what is wrong, never a traceback or a silent ranking of zeros.
+IndexDirError naming the file and what is wrong, never a traceback or a silent ranking of zeros. An opened index
+then stays what was verified: `AsVerified` refuses one whose files changed since.
 """
 
 from __future__ import annotations
