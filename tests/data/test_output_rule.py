@@ -199,7 +199,7 @@ def test_a_build_removes_only_folders_it_made(tmp_path: Path) -> None:
     # user's folder that merely looks like one, and a build folder holding a file or folder the command reads (a
     # corpus or model given from it), stay.
     from citator.stance.retrieve.index_dir import fresh_build
-    from citator.stance.retrieve.index_files import BUILD_MARK
+    from citator.stance.retrieve.layout import BUILD_MARK
 
     def folder(name: str, marked: bool) -> Path:
         (tmp_path / name).mkdir()
@@ -223,7 +223,7 @@ def test_a_build_removes_only_folders_it_made(tmp_path: Path) -> None:
 
 
 def test_training_refuses_to_empty_an_encoder_folder_it_did_not_finish(tmp_path: Path) -> None:
-    from citator.stance.learn.train import FINETUNE_STAMP, clear_encoder_dir
+    from citator.stance.learn.fitting import FINETUNE_STAMP, clear_encoder_dir
 
     theirs = tmp_path / "encoder"
     theirs.mkdir()

@@ -7,10 +7,14 @@ import weakref
 import json
 import sys
 import tempfile
+from typing import TYPE_CHECKING, Any
 from pathlib import Path
 
 from citator.cli.arguments import PORT
 from citator.errors import ConfigError
+
+if TYPE_CHECKING:
+    from citator.statutes.providers.base import Provider
 
 
 # Each `citator` parser's `bench` group, by the parser's commands: created once, other workloads may add theirs to it.
@@ -85,7 +89,7 @@ Request fields: served greedily, one choice, text only.
 """
 
 
-def _provider(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _provider(args: argparse.Namespace) -> Provider | None:
     if args.provider == "none":
         return None
     if args.provider == "embedding":
@@ -155,7 +159,7 @@ def run_bench_statutes(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_summary(metrics: dict) -> None:  # type: ignore[type-arg]
+def _print_summary(metrics: dict[str, Any]) -> None:
     for split, kinds in metrics["by_split"].items():
         for kind, row in kinds.items():
             rer = (metrics["reranked_by_split"] or {}).get(split, {}).get(kind)

@@ -20,6 +20,7 @@ from citator.models.encoder import (QUERY_BATCH, Encoder, TokenStates, encode_ea
 
 if TYPE_CHECKING:  # torch is imported where it runs: reading this module costs nothing
     import torch
+    from transformers import BatchEncoding
 
 QUERY_FORMAT_FILE = "citator_query_format.json"
 
@@ -77,11 +78,11 @@ class TransformerEncoder(Encoder):
         # encoding at once (a served index) could cut one's query to the other's width. One call at a time.
         self._tokenizing = threading.Lock()
 
-    def _tokenize(self, texts: list[str], **options: Any):  # type: ignore[no-untyped-def]
+    def _tokenize(self, texts: list[str], **options: Any) -> BatchEncoding:
         with self._tokenizing:
             return self.tokenizer(texts, **options)
 
-    def _forward(self, batch):  # type: ignore[no-untyped-def]
+    def _forward(self, batch: BatchEncoding) -> torch.Tensor:
         """The model's last hidden states, float32."""
         import torch
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import cast
+from typing import Any, cast
 
 from citator.models.llm import LLMBackend
 from citator.rerank import namespaces, syscall_filter
@@ -175,14 +175,14 @@ class Runner:
     @classmethod
     def load(
         cls, model_dir: str | Path, deployment: Deployment, strategy: str | Sequence[str], limits: Limits | None = None,
-        **kwargs: object,
+        **kwargs: Any,
     ) -> Runner:
         """Load the model from a local directory and warm it up, timing both against the limits. The sandbox and
         the strategy are set up and checked first: a strategy that cannot run costs no model load."""
         from citator.models.transformers_llm import TransformersLLM
 
         limits = limits or Limits()
-        runner = cls(cast(LLMBackend, None), strategy, limits, **kwargs)  # type: ignore[arg-type]
+        runner = cls(cast(LLMBackend, None), strategy, limits, **kwargs)
         try:
             _cap_device_memory(limits.device_memory_gib)
             t0 = time.monotonic()

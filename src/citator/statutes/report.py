@@ -247,6 +247,7 @@ def write_report(out: Path, manifest: dict[str, Any], metrics: dict[str, Any]) -
     body.append(img(reliability, "reliability diagram"))
     style = "body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}" \
         "td,th{border:1px solid #ccc;padding:2px 6px}"
-    head = f"<!doctype html><html><head><meta charset='utf-8'><title>citator statutes report</title><style>{style}</style>"
-    page = head + "</head><body>" + "\n".join(body) + "</body></html>\n"
+    opening = (f"<!doctype html><html><head><meta charset='utf-8'><title>citator statutes report</title>"
+               f"<style>{style}</style>")
+    page = opening + "</head><body>" + "\n".join(body) + "</body></html>\n"
     write_text_atomic(out / "report.html", page)

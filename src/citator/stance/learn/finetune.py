@@ -26,6 +26,7 @@ from citator.errors import ConfigError
 
 if TYPE_CHECKING:
     import torch
+    from transformers import PreTrainedModel
 
     from citator.models.transformer_encoder import TransformerEncoder
 
@@ -281,7 +282,7 @@ def paired_order(examples: Sequence[QueryExample], rng: random.Random) -> list[Q
     return [examples[i] for unit in units for i in unit]
 
 
-def _pair_loss(queries, batch: Sequence[QueryExample], temperature: float):  # type: ignore[no-untyped-def]
+def _pair_loss(queries: torch.Tensor, batch: Sequence[QueryExample], temperature: float) -> torch.Tensor:
     """Multi-positive InfoNCE among the batch's queries: those citing a common document are each other's positives."""
     import torch
 
@@ -296,7 +297,7 @@ def _pair_loss(queries, batch: Sequence[QueryExample], temperature: float):  # t
     return (torch.logsumexp(logits, 1) - torch.logsumexp(logits.masked_fill(~same, -1e9), 1))[has].mean()
 
 
-def _freeze_bottom(model, layers: int) -> None:  # type: ignore[no-untyped-def]
+def _freeze_bottom(model: PreTrainedModel, layers: int) -> None:
     """Freeze the input embeddings and the first `layers` transformer layers (BERT- and Qwen3-style models)."""
     model.get_input_embeddings().weight.requires_grad_(False)
     stack = getattr(getattr(model, "encoder", None), "layer", None) or getattr(model, "layers", None) or []

@@ -43,7 +43,7 @@ def learned_document_vectors(base: np.ndarray, deltas: np.ndarray, rows: Sequenc
 def save_deltas(directory: Path, doc_ids: Sequence[str], titles: Sequence[str], deltas: np.ndarray) -> None:
     """Only documents that moved are kept."""
     moved = np.flatnonzero(np.abs(deltas).max(axis=1) > 0)
-    write_jsonl_atomic(directory / DOCUMENTS, ({"doc_id": doc_ids[i], "title": titles[i]} for i in moved))
+    write_jsonl_atomic(directory / DOCUMENTS, ({"doc_id": doc_ids[i], "title": titles[i]} for i in moved.tolist()))
     save_npy_atomic(directory / DELTAS, deltas[moved].astype(np.float32))
 
 

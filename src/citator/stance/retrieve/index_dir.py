@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,6 +44,9 @@ from citator.stance.retrieve.layout import (
 from citator.stance.retrieve.learned import CorpusSlice, LearnedParts, Links
 from citator.stance.retrieve.model import BaseEncoder, StanceModel
 from citator.stance.retrieve.passage_store import Passages, passage_rules
+
+if TYPE_CHECKING:
+    from citator.stance.retrieve.memory import PropositionMemory
 
 # The lexical indexes of an index: lexical_expanded only with a trained model.
 LEXICAL = (LEXICAL_DOC, LEXICAL_PASSAGE, LEXICAL_EXPANDED)
@@ -250,7 +254,7 @@ def _passage_vectors(data_dir: Path, request: BuildRequest, encoder: Encoder, pa
     return vectors
 
 
-def lexical_texts(docs: Sequence[Document], config: RetrievalConfig, memory=None,  # type: ignore[no-untyped-def]
+def lexical_texts(docs: Sequence[Document], config: RetrievalConfig, memory: PropositionMemory | None = None,
                   links: Links | None = None, names: Sequence[str] = LEXICAL) -> dict[str, list[str]]:
     """The texts of each named lexical index: whole documents, their passages and, with a memory and its links,
     the documents expanded by the propositions that cite them."""
@@ -306,7 +310,7 @@ def _add_model(data_dir: Path, request: BuildRequest, model: StanceModel, passag
     LearnedParts.fit_to(memory, offsets, request.corpus, base, expand).save(data_dir)
 
 
-def _expanded_index(request: BuildRequest, memory, links: Links) -> LexicalIndex:  # type: ignore[no-untyped-def]
+def _expanded_index(request: BuildRequest, memory: PropositionMemory, links: Links) -> LexicalIndex:
     """BM25 over the request's documents expanded by the propositions linked to them (a shard's from the tokens it
     counted in the first round)."""
     texts = {} if request.part is not None else lexical_texts(request.docs, request.config, memory, links,

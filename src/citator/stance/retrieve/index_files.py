@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,7 +53,7 @@ def check_recorded(files: Any, where: Path, remedy: str = REBUILD) -> dict[str, 
     return files
 
 
-def verify_sizes(data_dir: Path, files: dict[str, dict[str, Any]], remedy: str = REBUILD) -> None:
+def verify_sizes(data_dir: Path, files: Mapping[str, Mapping[str, Any]], remedy: str = REBUILD) -> None:
     """Each recorded file is there, a regular file, of its recorded size (a truncated or swapped file is refused)."""
     for name, entry in files.items():
         path = data_dir / name
@@ -67,7 +67,7 @@ def verify_sizes(data_dir: Path, files: dict[str, dict[str, Any]], remedy: str =
             raise IndexDirError(f"{path}: {st.st_size} bytes, made as {entry['bytes']} (damaged); {remedy}")
 
 
-def verify_digests(data_dir: Path, files: dict[str, dict[str, Any]], remedy: str = REBUILD) -> None:
+def verify_digests(data_dir: Path, files: Mapping[str, Mapping[str, Any]], remedy: str = REBUILD) -> None:
     """Each recorded file has its recorded sha256."""
     for name, entry in files.items():
         if sha256_file(data_dir / name) != entry["sha256"]:

@@ -174,8 +174,9 @@ def int8_products(left: np.ndarray, right: np.ndarray) -> np.ndarray:
         # torch wants writable memory: a memory-mapped store's rows are copied (a document's: tens of kB).
         left, right = (a if a.flags.writeable and a.flags.c_contiguous else np.array(a) for a in (left, right))
         return torch._int_mm(torch.from_numpy(left), torch.from_numpy(right).T).numpy().astype(np.float32)
-    wide = np.float32 if left.shape[1] * 127 * 127 < 2**24 else np.float64
-    return (left.astype(wide) @ right.astype(wide).T).astype(np.float32)
+    if left.shape[1] * 127 * 127 < 2**24:
+        return (left.astype(np.float32) @ right.astype(np.float32).T).astype(np.float32)
+    return (left.astype(np.float64) @ right.astype(np.float64).T).astype(np.float32)
 
 
 def maxsim(queries: TokenStates, candidates: np.ndarray, store: TokenStore) -> np.ndarray:

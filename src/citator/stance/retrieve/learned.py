@@ -111,9 +111,9 @@ class LearnedParts:
         return cls.of(memory, (links[0], links[1]), vectors, LexicalIndex.load(path(LEXICAL_EXPANDED)), n_docs)
 
     @cached_property
-    def _doc_index(self) -> DenseIndex:
+    def _doc_index(self) -> DenseIndex | None:
         """The learned document vectors, scored as passages are (exact_inner, the float64 copy kept)."""
-        return DenseIndex(self.doc_vectors)
+        return None if self.doc_vectors is None else DenseIndex(self.doc_vectors)
 
     @property
     def names(self) -> list[str]:
@@ -133,8 +133,9 @@ class LearnedParts:
             return out
         if "ft_dense" in names:
             out["ft_dense"] = dense_maxp(vectors)
-        if "doc_embedding" in names and self.doc_vectors is not None:
-            out["doc_embedding"] = self._doc_index.score_all(vectors)
+        doc_index = self._doc_index
+        if "doc_embedding" in names and doc_index is not None:
+            out["doc_embedding"] = doc_index.score_all(vectors)
         if any(name in MEMORY_SIGNALS for name in names):
             found = memory_signals(vectors, stances, self.memory, self.links, self.n_docs)
             out.update({k: v for k, v in found.items() if k in names})

@@ -63,7 +63,8 @@ class PropositionMemory:
                 lists.append(tuple(value))
             if len(lists[0]) != len(lists[1]):
                 raise ArtifactError(path, line, "one title per doc id expected", field="doc_titles")
-            entries.append(MemoryEntry(*fields, *lists))
+            proposition_id, stance, text = fields
+            entries.append(MemoryEntry(proposition_id, stance, text, lists[0], lists[1]))
         vectors_path = directory / VECTORS
         try:
             vectors = np.load(vectors_path).astype(np.float32)

@@ -133,8 +133,8 @@ class StanceModel:
             if part not in model.files:
                 raise IndexDirError(f"{root}: {part} is not recorded; {RETRAIN}")
         _refuse_unrecorded(model)
-        verify_sizes(root, dict(model.files), RETRAIN)
-        verify_digests(root, dict(model.files), RETRAIN)
+        verify_sizes(root, model.files, RETRAIN)
+        verify_digests(root, model.files, RETRAIN)
         return model
 
 

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from citator.errors import IndexDirError
 from citator.models.encoder import TokenStates
 from citator.engines.fusion import Bounds, best_n, normalise, topn_bounds
 from citator.stance.retrieve.late_interaction import DEPTH as LATE_DEPTH, SIGNAL as LATE_SIGNAL, TokenStore, maxsim
+
+if TYPE_CHECKING:  # imported where a ranker first scores (import_lightgbm)
+    import lightgbm
 
 _YEAR = re.compile(r"^(\d{4})")
 # The candidates a year is centred on: the depth the learned ranker reorders at search (it is fitted on more).
@@ -201,7 +205,8 @@ class LinearRanker:
         if not _finite(obj["bias"]) or isinstance(obj.get("candidates", 200), bool) \
                 or not isinstance(obj.get("candidates", 200), int) or obj.get("candidates", 200) < 1:
             raise TypeError("bias must be a finite number and candidates a whole number of at least 1")
-        return cls(features, *columns, float(obj["bias"]), int(obj.get("candidates", 200)))
+        mean, scale, weights = columns
+        return cls(features, mean, scale, weights, float(obj["bias"]), int(obj.get("candidates", 200)))
 
 
 @dataclass(frozen=True)
@@ -213,7 +218,7 @@ class TreeRanker:
     candidates: int = 200
 
     @cached_property
-    def _booster(self):  # type: ignore[no-untyped-def]
+    def _booster(self) -> lightgbm.Booster:
         """Parsed from the model text on first use (cached_property writes the instance dict, frozen or not)."""
         return import_lightgbm().Booster(model_str=self.model)
 
@@ -234,13 +239,14 @@ Ranker = LinearRanker | TreeRanker
 _LIGHTGBM_EXTRAS = ("sklearn", "pandas", "matplotlib", "dask", "pyarrow", "cffi", "graphviz", "polars", "datatable")
 
 
-def import_lightgbm():  # type: ignore[no-untyped-def]
+def import_lightgbm() -> ModuleType:
     """The lightgbm module, imported (the first time) with its optional wrappers' packages held back."""
     if "lightgbm" in sys.modules:
         return sys.modules["lightgbm"]
     held = [m for m in _LIGHTGBM_EXTRAS if m not in sys.modules]
     for name in held:
-        sys.modules[name] = None  # type: ignore[assignment]  # makes `import name` raise ImportError
+        # None in sys.modules makes `import name` raise ImportError: Python's documented way to hold a module back.
+        sys.modules[name] = None  # type: ignore[assignment]  # sys.modules is typed as holding modules only
     try:
         import lightgbm
     finally:

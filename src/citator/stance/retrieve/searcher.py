@@ -165,7 +165,7 @@ class StanceSearcher:
 
     def use_numba(self) -> None:
         """BM25 by numba's kernel (lexical.LexicalIndex.use_numba): for long-lived processes only."""
-        for lexical in (self.lexical_doc, self.lexical_passage, self.learned and self.learned.expanded):
+        for lexical in (self.lexical_doc, self.lexical_passage, self.learned.expanded if self.learned else None):
             if lexical is not None:
                 lexical.use_numba()
 
@@ -363,7 +363,8 @@ class StanceSearcher:
             view = seen.get(r, QueryView(query.text, {}, None, None))
             if view.ft_vector is None and self.manifest.trained:  # the ranking used no fine-tuned signal; the
                 # reasons still need it
-                view = QueryView(view.text, view.signals, self.encode([query]).vectors[0], view.base_vector)
+                vectors = self.encode([query]).vectors
+                view = QueryView(view.text, view.signals, None if vectors is None else vectors[0], view.base_vector)
             places = [self.positions[found.doc_id] for found in line.results]
             explanations = explain(self, view, places)
             counts = count_above(view.signals, {n: [e.signals[n] for e in explanations] for n in view.signals})

@@ -66,7 +66,8 @@ def decode_results(reply: dict[str, Any]) -> list[ResultLine]:
         docs = []
         for d in _listed(r.get("results")):
             score = d.get("score") if isinstance(d, dict) else None
-            if not isinstance(d, dict) or not isinstance(d.get("doc_id"), str) or not finite_number(score):
+            if not isinstance(d, dict) or not isinstance(d.get("doc_id"), str) or not isinstance(score, (int, float)) \
+                    or not finite_number(score):
                 raise TypeError("a result without a document id and a finite score")
             docs.append(ScoredDoc(d["doc_id"], float(score)))
         lines.append(ResultLine(r["query_id"], tuple(docs)))

@@ -149,12 +149,8 @@ def _build_shards(pool: LocalPool | RayPool, tmp: Path, request: BuildRequest, p
     """The two rounds: each shard's texts tokenized and counted, the counts added up, then each shard built with
     the corpus's statistics; each shard's number of passages."""
     began, shards, n_workers = time.monotonic(), len(starts), len(pool.workers)
-    ids, titles = corpus
-    if isinstance(pool, RayPool):
-        import ray as ray_module
-
-        # Put once in the object store: every call reads the same copies.
-        ids, titles = ray_module.put(ids), ray_module.put(titles)
+    # On Ray, put once in the object store: every call reads the same copies.
+    ids, titles = _shared(corpus) if isinstance(pool, RayPool) else corpus
     # The builders take the request whole, without the coordinator's documents: each has its shard's.
     sent = replace(request, docs=[])
     counts = pool.run([(s % n_workers, "count", (s, parts[s], sent, starts[s], ids, titles)) for s in range(shards)])
@@ -164,6 +160,13 @@ def _build_shards(pool: LocalPool | RayPool, tmp: Path, request: BuildRequest, p
     quiet = replace(sent, progress=request.progress and n_workers == 1)
     return pool.run([(s % n_workers, "build", (s, str(tmp / shard_name(s)), quiet, starts[s], ids, titles, stats))
                      for s in range(shards)])
+
+
+def _shared(corpus: tuple[Sequence[str], Sequence[str]]) -> tuple[Any, Any]:
+    """The corpus's ids and titles put in Ray's object store: what builders are handed in their place."""
+    import ray as ray_module
+
+    return ray_module.put(corpus[0]), ray_module.put(corpus[1])
 
 
 def _builders(request: BuildRequest, encoder: Encoder, shards: int, sharding: Sharding) -> LocalPool | RayPool:

@@ -37,6 +37,7 @@ from citator.stance.retrieve.learned import reads_encoder
 from citator.stance.retrieve.opened import Searcher
 from citator.stance.retrieve.ranker import (
     CandidateValues,
+    Ranker,
     features_of,
     gather_candidates,
     late_scores,
@@ -153,8 +154,17 @@ def _joined(parts: Sequence[CandidateValues]) -> CandidateValues:
     return CandidateValues(
         {n: (cat([p.signals[n][0] for p in parts]), cat([p.signals[n][1] for p in parts])) for n in first.signals},
         cat([p.years for p in parts]),
-        None if first.citations is None else {k: cat([p.citations[k] for p in parts]) for k in first.citations},
+        None if first.citations is None else {k: cat([(p.citations or {})[k] for p in parts]) for k in first.citations},
         None if first.late is None else cat([p.late for p in parts]))
+
+
+def _ranker_values(parts: Sequence[ShardCandidates]) -> list[CandidateValues]:
+    """What every shard gathered of its candidates for the learned ranker (each does when the index ranks so)."""
+    found = [p.values for p in parts if p.values is not None]
+    if len(found) != len(parts):
+        raise IndexDirError("a shard gave no ranker features though the index ranks with its learned ranker; "
+                            f"{REBUILD}")
+    return found
 
 
 def _ordered(idx: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -276,8 +286,8 @@ class ShardedSearcher:
         idx, base = np.take_along_axis(idx, order, axis=1), np.take_along_axis(base, order, axis=1)
         scores = base
         if self.ranker is not None:
-            values = _take(_joined([p.values for p in parts]), order)  # type: ignore[misc]
-            scores = self._ranked(queries, base, values, min(candidates, idx.shape[1]))
+            values = _take(_joined(_ranker_values(parts)), order)
+            scores = self._ranked(self.ranker, queries, base, values, min(candidates, idx.shape[1]))
             order = _ordered(idx, scores)
             idx, scores = np.take_along_axis(idx, order, axis=1), np.take_along_axis(scores, order, axis=1)
         idx, scores = idx[:, :k], scores[:, :k]
@@ -338,7 +348,8 @@ class ShardedSearcher:
             return self.ft_encoder
         return query_encoder(self._first, self._first.path(FINETUNED_ENCODER), "finetuned", self._cold)
 
-    def _ranked(self, queries: Sequence[Query], base: np.ndarray, values: CandidateValues, n: int) -> np.ndarray:
+    def _ranked(self, ranker: Ranker, queries: Sequence[Query], base: np.ndarray, values: CandidateValues,
+                n: int) -> np.ndarray:
         """The learned ranker's scores of the first `n` merged candidates (in (1, 2)), the interpolation's below
         them (at most -1), as StanceSearcher.fuse places them."""
         head = _take(values, np.tile(np.arange(n), (len(queries), 1)))
@@ -347,7 +358,7 @@ class ShardedSearcher:
             late[:, LATE_DEPTH:] = np.nan
             head = CandidateValues(head.signals, head.years, head.citations, late)
         names, x = features_of(head, [q.stance for q in queries])
-        logits = self.ranker.score(names, x)  # type: ignore[union-attr]
+        logits = ranker.score(names, x)
         out = base - base[:, :1] - 1.0
         out[:, :n] = ranked_places(logits)
         return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
