@@ -75,11 +75,11 @@ class Parts:
 
 @dataclass
 class Fitting:
-    """The fixed inputs of fitting parts: the labeled data and its corpus, the base encoder and its passage vectors
+    """The fixed inputs of fitting parts: the corpus's documents, the base encoder and its passage vectors
     (`starts`: each document's first passage), the fine-tuning settings. It goes whole to the processes that
-    fine-tune side by side, so it holds no document tokens."""
+    fine-tune side by side (pickled), so it holds nothing else: no labeled data, no document tokens."""
 
-    data: TrainingData
+    docs: list[Document]
     base: BaseEncoder
     passage_vectors: np.ndarray
     starts: np.ndarray
@@ -95,12 +95,12 @@ class Fitting:
 
     @classmethod
     def of(cls, data: TrainingData, passages: BasePassages, finetune: FinetuneConfig, progress: bool) -> Fitting:
-        return cls(data, passages.encoder, passages.vectors, passages.starts, passages.corpus_sha256, finetune,
+        return cls(data.docs, passages.encoder, passages.vectors, passages.starts, passages.corpus_sha256, finetune,
                    progress)
 
-    @property
-    def docs(self) -> list[Document]:
-        return self.data.docs
+    @cached_property
+    def doc_ids(self) -> list[str]:
+        return [d.doc_id for d in self.docs]
 
     @cached_property
     def base_document_vectors(self) -> np.ndarray:
@@ -164,7 +164,7 @@ class Fitting:
     def learned_parts(self, parts: Parts, expanded: bool) -> LearnedParts:
         """`parts` fitted to the corpus as an index fits its model's (LearnedParts.fit_to): the memory's links, the
         learned document vectors and, where `expanded`, the BM25 index of the expanded documents."""
-        ids, titles = self.data.doc_ids, [d.title for d in self.docs]
+        ids, titles = self.doc_ids, [d.title for d in self.docs]
         offsets = DocumentOffsets(list(zip(ids, titles)), parts.deltas)
         expand = partial(build_expanded_index, titles, [d.text for d in self.docs], parts.memory) if expanded else None
         return LearnedParts.fit_to(parts.memory, offsets, CorpusSlice(ids, titles, 0, len(ids)),
@@ -174,7 +174,7 @@ class Fitting:
         """The memory and the learned document offsets of `parts` into the model folder `out` (the encoder is
         there already)."""
         parts.memory.save(out / MEMORY)
-        save_deltas(out / MEMORY, self.data.doc_ids, [d.title for d in self.docs], parts.deltas)
+        save_deltas(out / MEMORY, self.doc_ids, [d.title for d in self.docs], parts.deltas)
 
 
 def examples_hash(examples: Sequence[QueryExample]) -> str:

@@ -71,7 +71,7 @@ def out_of_fold_features(fitting: Fitting, searcher: StanceSearcher, train: tupl
                                                                                                candidates)
         names = found.names
         xs.append(found.x)
-        ys.append(labels(held, qrels, fitting.data.doc_ids, found.idx))
+        ys.append(labels(held, qrels, fitting.doc_ids, found.idx))
         cands.append(found.idx)
     return OutOfFold(names, np.concatenate(xs), np.concatenate(ys), np.concatenate(cands), reused)
 

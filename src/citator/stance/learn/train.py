@@ -83,8 +83,8 @@ def train(corpus: Path, train_sets: Pairs, dev_sets: Pairs, out: Path,
 
     # 2. The fine-tuned query encoder, the proposition memory and the learned document vectors, from all of train.
     _mark_incomplete(out / MANIFEST)  # the first write to a shipped part follows
-    parts = fit_on_train(fitting, out, options, timings)
-    report = _report(fitting, parts, (train_sets, dev_sets), options.folds)
+    parts = fit_on_train(fitting, data, out, options, timings)
+    report = _report(data, fitting, parts, (train_sets, dev_sets), options.folds)
     model = StanceModel(out.absolute(), passages.encoder, "interpolate", {"ft_dense": 1.0, "memory_max": 0.5},
                         "none", complete=False, report=report).save()
 
@@ -108,10 +108,11 @@ def train(corpus: Path, train_sets: Pairs, dev_sets: Pairs, out: Path,
     return model
 
 
-def fit_on_train(fitting: Fitting, out: Path, options: TrainingOptions, timings: dict[str, float]) -> Parts:
+def fit_on_train(fitting: Fitting, data: TrainingData, out: Path, options: TrainingOptions,
+                 timings: dict[str, float]) -> Parts:
     """The model's parts fitted on all of train, saved into `out` (encoder/, memory/). The fold encoders that
     choose_fusion will want are fine-tuned beside the full one first, where that pays (fine_tune_side_by_side)."""
-    train_q, train_qrels = fitting.data.train
+    train_q, train_qrels = data.train
     t = time.monotonic()
     # The fold encoders out_of_fold_features will want (a fold holding no query's has none).
     fold_jobs = [(q, d) for q, d in fold_training_sets(train_q, work_dir(out) / "folds", options.folds)
@@ -129,10 +130,10 @@ def fit_on_train(fitting: Fitting, out: Path, options: TrainingOptions, timings:
     return parts
 
 
-def _report(fitting: Fitting, parts: Parts, inputs: tuple[Pairs, Pairs], folds: int) -> dict[str, Any]:
+def _report(data: TrainingData, fitting: Fitting, parts: Parts, inputs: tuple[Pairs, Pairs], folds: int
+            ) -> dict[str, Any]:
     """What the model's report says of its training: the settings, the fitting's statistics and the inputs (each
     labeled file with its sha256)."""
-    data = fitting.data
     return {
         "finetune": asdict(fitting.finetune), "finetune_stats": parts.finetune_stats, "document_vectors": parts.doc_stats,
         "folds": folds,

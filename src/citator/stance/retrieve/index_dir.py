@@ -142,7 +142,10 @@ def prepare_build(corpus_path: Path, index_dir: Path, options: BuildOptions, rea
     if read_docs:
         docs = read_corpus(corpus_path, lenient=True)
         check_enough(corpus_path, len(docs), options.min_docs)
-    corpus_sha256 = sha256_file(corpus_path)
+    try:
+        corpus_sha256 = sha256_file(corpus_path)
+    except OSError as exc:  # read in blocks on Ray, the corpus is first opened here
+        raise CorpusError(corpus_path, None, f"cannot read: {exc.strerror or exc}") from None
     encoder_path = Path(options.encoder_path) if options.encoder_path else default_encoder_path()
     encoder = load_encoder(encoder_path)
     base = BaseEncoder(str(encoder_path.absolute()), encoder.model_id, model_fingerprint(encoder_path))

@@ -230,6 +230,8 @@ def _parsed(obj: Any, path: Path) -> Manifest:
     if obj.get("format") != FORMAT or obj.get("complete") is not True:
         raise IndexDirError(f"{path}: format {obj.get('format')!r} is not {FORMAT!r} or build incomplete; rebuild")
     counts = (obj["n_docs"], obj["n_passages"])
+    for count in counts:
+        int(count)  # a number no int can hold (1e400, "x") makes the manifest corrupt, as a missing field does
     if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts) or counts[1] < counts[0]:
         raise IndexDirError(f"{path}: n_docs {counts[0]!r} / n_passages {counts[1]!r} are not counts of documents "
                             f"and their passages; {REBUILD}")
