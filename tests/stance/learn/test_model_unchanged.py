@@ -4,9 +4,10 @@ dev scores training chose them by.
 
 RECORDED was recorded by running this file's `model_identity` and `train_on_fixture` at commit 1ad3c59 (this
 file copied into that checkout, its own venv from `make install-test`, `pytest -k recorded -s`), twice, with the
-same value, on the machine the suite runs on (x86-64 AMD EPYC, 2 cores, torch 2.13.0 CPU). Training runs in fp32 in
-one process, so no bf16 unit or side-by-side lane decides a bit; a CPU whose float kernels order sums otherwise
-(another vector width) may round a weight differently, and then the value is recorded again the same way there.
+same value, on the machine the suite runs on (x86-64 AMD EPYC, 2 cores, torch 2.13.0 CPU). Training runs in fp32, in
+this one process, on one thread of torch and of BLAS (another test may have left either at another count, which
+orders sums otherwise), so no bf16 unit, lane or thread count decides a bit; a CPU whose float kernels order sums
+otherwise (another vector width) may round a weight differently, and then the value is recorded again there.
 """
 
 from __future__ import annotations
@@ -17,12 +18,25 @@ from pathlib import Path
 
 import pytest
 
-RECORDED = "76e2eed23e0dd6b55295551703c6309c85c62b3d46e553acaaac88be317faa29"
+RECORDED = "0a0fdf70358d1b2e8bb613f77e9ac5f2e33106c9b8253ee2f4bba48edf39a6c9"
 
 
 def train_on_fixture(small_stance_set: dict[str, Path], work: Path) -> Path:
     """`citator train` on the fixture, two thirds of its propositions as train (as tests/fixtures/stance.py's
-    small_artifacts), one epoch, fp32, in this process."""
+    small_artifacts), one epoch, fp32, in this process on one thread."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(limits=1):
+            return _train(small_stance_set, work)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(small_stance_set: dict[str, Path], work: Path) -> Path:
     from citator.cli.main import main
 
     rows = [json.loads(line) for line in small_stance_set["queries"].open()]
