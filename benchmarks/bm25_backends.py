@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from citator.data import read_queries, write_json_atomic
-from citator.stance.retrieve.manifest import read_manifest
+from citator.stance.retrieve.layout import read_manifest
 from citator.engines.lexical import LexicalIndex
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -86,7 +86,7 @@ def time_run_sh(index: Path, queries: Path, extra: list[str]) -> float:
 
 def time_verification(index: Path) -> dict[str, float]:
     from citator.stance.retrieve.index_files import verify_digests, verify_sizes
-    from citator.stance.retrieve.manifest import read_manifest
+    from citator.stance.retrieve.layout import read_manifest
     from citator.stance.retrieve.searcher import StanceSearcher
 
     manifest = read_manifest(index)
@@ -158,6 +158,7 @@ def main() -> None:
         report = tallies(args.examples)
         write_json_atomic(ROOT / "benchmarks" / "results" / "hostile_tally.json", report)
         return
+    from citator.stance.retrieve.index_dir import BuildOptions
     from citator.stance.workload import build, start_server, stop_server
     from citator.stance.retrieve.model import StanceModel
 
@@ -165,7 +166,8 @@ def main() -> None:
     load = os.getloadavg()[0]  # other work on the machine slows every timing here; it is reported beside them
     index = WORK / "index"
     if not args.reuse:
-        build(args.corpus, index, serve=True, artifacts=StanceModel.load(args.artifacts) if args.artifacts else None)
+        model = StanceModel.load(args.artifacts) if args.artifacts else None
+        build(args.corpus, index, BuildOptions(artifacts=model), serve=True)
     else:
         start_server(index)
     queries = batch(args.queries)

@@ -410,14 +410,15 @@ def locks(index: Path) -> dict[str, int]:
     import fcntl
 
     from citator.cli.main import main
-    from citator.data.atomic import CACHE_LOCK, INDEX_LOCK, RUN_LOCK, exclusive_dir
+    from citator.data.atomic import CACHE_LOCK, RUN_LOCK, exclusive_dir
+    from citator.stance.retrieve.layout import BUILD_LOCK, MANIFEST, PID_NAME, SERVICE_DIR, read_manifest
     from citator.statutes.vectors import SectionVectors
 
     checks = _test_module("data/test_output_rule.py")
 
     tally = Tally()
     root = Path(tempfile.mkdtemp(prefix="citator-locks-"))
-    for lock in (INDEX_LOCK, RUN_LOCK, CACHE_LOCK):
+    for lock in (BUILD_LOCK, RUN_LOCK, CACHE_LOCK):
         for existing in (False, True):
             def planted(lock: str = lock, existing: bool = existing) -> str:
                 folder = Path(tempfile.mkdtemp(dir=root))
@@ -439,18 +440,18 @@ def locks(index: Path) -> dict[str, int]:
                 raise AssertionError("a lock was taken through a symbolic link")
             tally.run(planted)
     copy = root / "idx"
-    shutil.copytree(index, copy, ignore=shutil.ignore_patterns("service"))
-    data = copy / json.loads((copy / "manifest.json").read_text())["data_dir"]
-    (copy / "service").mkdir()
+    shutil.copytree(index, copy, ignore=shutil.ignore_patterns(SERVICE_DIR))
+    data = copy / read_manifest(copy).data_dir
+    (copy / SERVICE_DIR).mkdir()
     cache, run = root / "cache", root / "run"
     for folder, lock in ((cache, CACHE_LOCK), (run, RUN_LOCK)):
         folder.mkdir()
         (folder / lock).write_text("")
     (cache / "captions.npy").write_bytes(b"vectors")
     eval_args = checks._eval_files(root)
-    targets = (copy / INDEX_LOCK, run / RUN_LOCK, cache / CACHE_LOCK, copy / "service" / "server.pid",
-               data / "new.json", cache / "captions.npy", cache / "new.json", copy / "manifest.json")
-    with open(copy / INDEX_LOCK, "rb") as held:
+    targets = (copy / BUILD_LOCK, run / RUN_LOCK, cache / CACHE_LOCK, copy / SERVICE_DIR / PID_NAME,
+               data / "new.json", cache / "captions.npy", cache / "new.json", copy / MANIFEST)
+    with open(copy / BUILD_LOCK, "rb") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         for target in targets:
             for command in (["brief", "--index-dir", str(index), "--k", "1", "--output", str(target), "law"],
@@ -471,14 +472,14 @@ def locks(index: Path) -> dict[str, int]:
 
 def surfaces(sample_corpus: Path, sections: Path, examples: int) -> dict[str, dict[str, int]]:
     """Every surface's tally (an index of `sample_corpus` plus hostile documents is built for the brief and page)."""
-    from citator.stance.retrieve.index_dir import build_index
+    from citator.stance.retrieve.index_dir import BuildOptions, build_index
     from citator.statutes.review import LabelStore
 
     work = Path(tempfile.mkdtemp(prefix="citator-surfaces-"))
     corpus = work / "corpus.jsonl"
     hostile = hostile_corpus(sample_corpus, corpus)
     index = work / "index"
-    build_index(corpus, index, progress=False)
+    build_index(corpus, index, BuildOptions(progress=False))
     LabelStore(work / "labels.sqlite").close()
     propositions = [f"{d['title']} a grant of land is a contract" for d in hostile]
     out = {

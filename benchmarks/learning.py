@@ -82,7 +82,8 @@ def systems(searcher, queries) -> dict[str, np.ndarray]:  # type: ignore[no-unty
 
     names = searcher.available_signals()
     encoded = searcher.encode(queries)
-    signals = searcher.signal_matrices(queries, names, encoded)
+    table = searcher.features(queries, names, encoded)
+    signals = table.signals
     base = RetrievalConfig().weights
     ft = {k: v for k, v in base.items() if k != "dense"} | {"ft_dense": base["dense"]}
     tuned = searcher.config.weights
@@ -92,8 +93,8 @@ def systems(searcher, queries) -> dict[str, np.ndarray]:  # type: ignore[no-unty
         "hybrid": interpolate(signals, base),
         "+ fine-tuned encoder": interpolate(signals, ft),
         "+ memory (tuned on dev)": interpolate(signals, tuned),
-        "+ learned fusion": searcher.fuse(signals, queries, searcher.config.__class__(**{**searcher.config.to_json(), "fusion": "learned"}),
-                                          encoded),
+        "+ learned fusion": table.fused(RetrievalConfig(**{**searcher.config.to_json(), "fusion": "learned"}),
+                                        searcher.ranker),
     }
 
 
@@ -108,8 +109,10 @@ def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> di
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path
     from citator.engines.fusion import top_k
-    from citator.stance.learn.passage_cache import reusable_passages, training_passage_files
+    from citator.stance.retrieve.index_dir import BuildOptions
+    from citator.stance.retrieve.layout import open_folder
     from citator.stance.retrieve.model import StanceModel
+    from citator.stance.retrieve.passage_store import PassageStore, index_passages
     from citator.stance.retrieve.searcher import StanceSearcher
 
     folder = DATA / name
@@ -136,12 +139,12 @@ def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> di
     encoder_sha256 = model_fingerprint(default_encoder_path())
     reused = None
     if reuse_passages and (index / "manifest.json").is_file():
-        reused = reusable_passages(index, folder / "corpus.jsonl", encoder_sha256)
+        reused = index_passages(open_folder(index), sha256_file(folder / "corpus.jsonl"), encoder_sha256)
     if reused is None:
         # A build takes the base passages `citator train` left in artifacts/work when they are there (the evaluator's
         # build after `make artifacts`); a copy of the artifacts without work/ encodes the corpus.
-        cached = training_passage_files(artifacts / "work", sha256_file(folder / "corpus.jsonl"), encoder_sha256)
-        out["build_reused_passages"] = "training" if cached is not None else False
+        cached = PassageStore(artifacts / "work").holds(sha256_file(folder / "corpus.jsonl"), encoder_sha256)
+        out["build_reused_passages"] = "training" if cached else False
         out["build_seconds"] = citator("build", "--corpus", str(folder / "corpus.jsonl"), "--index-dir", str(index),
                                        "--artifacts", str(artifacts))
     else:
@@ -151,8 +154,7 @@ def bench(name: str, artifacts: Path | None, reuse_passages: bool = False) -> di
         from citator.stance.workload import build, start_server
 
         start = time.perf_counter()
-        build(folder / "corpus.jsonl", index, artifacts=model, passage_vectors=reused[0],
-              passage_tokens=reused[1], serve=False)
+        build(folder / "corpus.jsonl", index, BuildOptions(artifacts=model, passages=reused), serve=False)
         start_server(index)
         out["build_seconds"] = time.perf_counter() - start
         out["build_reused_passages"] = "index"

@@ -101,17 +101,18 @@ BUILDS = {"one": ("one index, this process", 0), "ray1": ("1 shard, 1 Ray worker
 
 
 def measure_build(corpus: Path, cluster: str, chosen: list[str]) -> list[dict]:
-    from citator.stance.retrieve.index_dir import build_index
-    from citator.stance.shards.build import build_sharded
+    from citator.stance.retrieve.index_dir import BuildOptions, build_index
+    from citator.stance.shards.build import Sharding, build_sharded
 
+    quiet = BuildOptions(progress=False)
     rows = []
     for key in dict.fromkeys(["one", *chosen]):  # one process first: the others are read against it
         name, shards = BUILDS[key]
         target = WORK / "build-index"
         shutil.rmtree(target, ignore_errors=True)
         began = time.perf_counter()
-        manifest = (build_sharded(corpus, target, shards, ray=cluster, progress=False) if shards
-                    else build_index(corpus, target, progress=False))
+        manifest = (build_sharded(corpus, target, Sharding(shards, cluster), quiet) if shards
+                    else build_index(corpus, target, quiet))
         seconds = time.perf_counter() - began
         rows.append({"build": name, "passages": manifest.n_passages, "seconds": round(seconds, 1),
                      "passages_per_s": round(manifest.n_passages / seconds, 1)})
@@ -125,9 +126,9 @@ def measure_build(corpus: Path, cluster: str, chosen: list[str]) -> list[dict]:
 
 def measure_search(size: int, queries: list, latency_queries: int, cluster: str) -> list[dict]:
     from citator.models.transformer_encoder import TransformerEncoder
-    from citator.stance.retrieve.index_dir import build_index
+    from citator.stance.retrieve.index_dir import BuildOptions, build_index
     from citator.stance.retrieve.searcher import StanceSearcher
-    from citator.stance.shards.build import build_sharded
+    from citator.stance.shards.build import Sharding, build_sharded
     from citator.stance.shards.search import ShardedSearcher
 
     corpus = WORK / f"corpus-{size}.jsonl"
@@ -137,11 +138,11 @@ def measure_search(size: int, queries: list, latency_queries: int, cluster: str)
     try:
         one_dir = WORK / f"index-{size}-one"
         if not (one_dir / "manifest.json").is_file():
-            build_index(corpus, one_dir, progress=False)
+            build_index(corpus, one_dir, BuildOptions(progress=False))
         for shards in (1, 2, 4):
             target = WORK / f"index-{size}-{shards}"
             if not (target / "manifest.json").is_file():
-                build_sharded(corpus, target, shards, progress=False)
+                build_sharded(corpus, target, Sharding(shards), BuildOptions(progress=False))
     finally:
         TransformerEncoder.encode_documents = real  # type: ignore[method-assign]
     rows = []

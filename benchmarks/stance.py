@@ -69,14 +69,15 @@ def bench_dataset(name: str, data: Path, reuse: dict | None) -> dict:  # type: i
         build_seconds = reuse["build_seconds"]
     else:
         start = time.perf_counter()
-        build(folder / "corpus.jsonl", index, serve=True, artifacts=None)
+        build(folder / "corpus.jsonl", index, serve=True)
         build_seconds = time.perf_counter() - start
 
     searcher = StanceSearcher(index)
-    signals = searcher.signal_matrices(queries, ["bm25", "bm25_maxp", "dense"])
+    table = searcher.features(queries, ["bm25", "bm25_maxp", "dense"])
+    signals = table.signals
     rows: dict[str, dict[str, float]] = {}
     for label, matrix in [("bm25 (doc)", signals["bm25"]), ("bm25 MaxP", signals["bm25_maxp"]),
-                          ("dense MaxP", signals["dense"]), ("hybrid (ours)", searcher.fuse(signals))]:
+                          ("dense MaxP", signals["dense"]), ("hybrid (ours)", table.fused(searcher.config))]:
         idx, _ = top_k(matrix, 10)
         rows[label] = ndcg_by_stance(qrels, queries, {q.query_id: [searcher.doc_ids[i] for i in r] for q, r in zip(queries, idx)})
     rows["bm25s default"] = ndcg_by_stance(qrels, queries, plain_bm25s(corpus, queries))

@@ -90,31 +90,30 @@ def train(name: str, out: Path) -> None:
 
 def cached_passages(name: str, artifacts: Path):  # type: ignore[no-untyped-def]
     """The base passages `citator train` cached for NAME's corpus in the artifacts' work folder (there as soon as
-    training has encoded them, finished or not), else (None, None)."""
+    training has encoded them, finished or not), else None."""
     from citator.data.hashing import sha256_file
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path
-    from citator.stance.learn.passage_cache import training_passage_files
-    from citator.stance.retrieve.late_interaction import TokenStore
+    from citator.stance.retrieve.passage_store import PassageStore
 
-    files = training_passage_files(artifacts / "work", sha256_file(DATA / name / "corpus.jsonl"),
-                                   model_fingerprint(default_encoder_path()))
-    return (np.load(files[0]), TokenStore.load(files[1])) if files else (None, None)
+    return PassageStore(artifacts / "work").get(sha256_file(DATA / name / "corpus.jsonl"),
+                                                model_fingerprint(default_encoder_path()))
 
 
 def index(name: str, artifacts: Path, trained_index: bool, encode: bool) -> Path | None:
     """An index of NAME's corpus, with the artifacts or without them, built once, from the base passages training
     cached (the same numbers a build would encode); without them it encodes the corpus, or with `encode` False
     gives None."""
+    from citator.stance.retrieve.index_dir import BuildOptions
     from citator.stance.workload import build
 
     path = WORK / "fresh" / name / ("trained" if trained_index else "untrained")
     if not (path / "manifest.json").is_file():
-        vectors, tokens = cached_passages(name, artifacts)
-        if vectors is None and not encode:
+        passages = cached_passages(name, artifacts)
+        if passages is None and not encode:
             return None
-        build(DATA / name / "corpus.jsonl", path, serve=False, passage_vectors=vectors, passage_tokens=tokens,
-              artifacts=StanceModel.load(artifacts) if trained_index else None)
+        model = StanceModel.load(artifacts) if trained_index else None
+        build(DATA / name / "corpus.jsonl", path, BuildOptions(artifacts=model, passages=passages), serve=False)
     return path
 
 

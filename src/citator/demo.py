@@ -31,7 +31,7 @@ def main(workdir: str = ".demo") -> int:
     ndcg = per_query(qrels, run, ["ndcg@10"])["ndcg@10"]
 
     print(f"citator demo: {manifest.n_docs} CaseFacts documents ({manifest.n_passages} passages), "
-          f"encoder {manifest.encoder_id}; index built in {built:.1f} s, {len(queries)} queries searched in {searched:.1f} s\n")
+          f"encoder {manifest.source.encoder_id}; index built in {built:.1f} s, {len(queries)} queries searched in {searched:.1f} s\n")
     for stance in ("supported", "refuted", "all"):
         shown = [q for q in queries if q.stance == stance][:3]
         for q in shown:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 
 # Bidirectional controls: they reorder what follows them on the line (an id could show as another).
@@ -39,7 +40,7 @@ class DataError(CitatorError):
             where += f' field "{field}"'
         super().__init__(f"{where}: {message}")
 
-    def __reduce__(self):  # type: ignore[no-untyped-def]
+    def __reduce__(self) -> tuple[type[DataError], tuple[Any, ...]]:
         # Rebuilt from its parts (not from the one-line message): it crosses processes (a Ray task's error) whole.
         return type(self), (self.path, self.line, self.reason, self.field)
 

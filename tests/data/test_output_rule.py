@@ -232,7 +232,7 @@ def test_an_output_never_replaces_what_the_command_read_inside_its_directories(
     for _ in range(2):
         assert main(["brief", "--index-dir", str(index), "--k", "1", "--output", str(index / "b.txt"), "law"]) == 0
     # Library callers record nothing: an index read in this process may be rebuilt by it.
-    from citator.stance.retrieve.manifest import read_manifest
+    from citator.stance.retrieve.layout import read_manifest
 
     read_manifest(index)
     write_text_atomic(index / "manifest.json", (index / "manifest.json").read_text())
@@ -270,7 +270,7 @@ def test_a_build_removes_only_folders_it_made(tmp_path: Path) -> None:
     # user's folder that merely looks like one, and a build folder holding a file or folder the command reads (a
     # corpus or model given from it), stay.
     from citator.stance.retrieve.index_dir import fresh_build
-    from citator.stance.retrieve.index_files import BUILD_MARK
+    from citator.stance.retrieve.layout import BUILD_MARK
 
     def folder(name: str, marked: bool) -> Path:
         (tmp_path / name).mkdir()
@@ -294,7 +294,7 @@ def test_a_build_removes_only_folders_it_made(tmp_path: Path) -> None:
 
 
 def test_training_refuses_to_empty_an_encoder_folder_it_did_not_finish(tmp_path: Path) -> None:
-    from citator.stance.learn.train import FINETUNE_STAMP, clear_encoder_dir
+    from citator.stance.learn.fitting import FINETUNE_STAMP, clear_encoder_dir
 
     theirs = tmp_path / "encoder"
     theirs.mkdir()

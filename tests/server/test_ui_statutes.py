@@ -15,13 +15,13 @@ FIXTURES = Path(__file__).resolve().parents[1] / "statutes" / "fixtures"
 
 @pytest.fixture(scope="module")
 def statute_client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
-    from citator.stance.retrieve.index_dir import build_index
+    from citator.stance.retrieve.index_dir import BuildOptions, build_index
 
     work = tmp_path_factory.mktemp("statute-ui")
     corpus = work / "sections.jsonl"
     # Statute sections are corpus lines already (doc_id, title, text, and fields of their own).
     corpus.write_text((FIXTURES / "nrs_sections.jsonl").read_text() + (FIXTURES / "dc_sections.jsonl").read_text())
-    build_index(corpus, work / "index", progress=False)
+    build_index(corpus, work / "index", BuildOptions(progress=False))
     return TestClient(create_app(work / "index"), follow_redirects=False)
 
 

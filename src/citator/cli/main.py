@@ -20,6 +20,11 @@ from citator.errors import CitatorError, one_line
 
 
 def build_parser() -> argparse.ArgumentParser:
+    return _parser()[0]
+
+
+def _parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    """The `citator` parser and its commands."""
     parser = argparse.ArgumentParser(
         prog="citator", description="Find, rerank and evaluate legal authority for a proposition."
     )
@@ -32,23 +37,22 @@ def build_parser() -> argparse.ArgumentParser:
         register = getattr(module, "register", None)
         if register is not None:
             register(sub)
-    return parser
+    return parser, sub
 
 
-def _name_script(parser: argparse.ArgumentParser, argv: Sequence[str], script: str) -> None:
+def _name_script(commands: argparse._SubParsersAction, argv: Sequence[str], script: str) -> None:
     """Usage and errors of the command a contract script runs name the script (`build.sh`), not `citator build`."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction) and argv and argv[0] in action.choices:
-            action.choices[argv[0]].prog = script
+    if argv and argv[0] in commands.choices:
+        commands.choices[argv[0]].prog = script
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    parser, commands = _parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     # Set by build.sh and run.sh for this process only: the servers it starts must not inherit it.
     script = os.environ.pop("CITATOR_SCRIPT", None)
     if script:
-        _name_script(parser, argv, script)
+        _name_script(commands, argv, script)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -45,12 +45,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from citator.stance.workload import build
     from citator.data.jsonl import read_json
     from citator.errors import ConfigFileError
     from citator.stance.retrieve.config import RetrievalConfig
-
+    from citator.stance.retrieve.index_dir import BuildOptions
     from citator.stance.retrieve.model import StanceModel, default_artifacts
+    from citator.stance.shards.build import Sharding
+    from citator.stance.workload import build
 
     config = RetrievalConfig.from_json(read_json(args.config, ConfigFileError), args.config.name) if args.config else None
     where = None if args.no_artifacts else (args.artifacts or default_artifacts())
@@ -60,13 +61,15 @@ def run_build(args: argparse.Namespace) -> int:
         from citator.errors import ConfigError
 
         raise ConfigError("--ray and --workers build a sharded index: give --shards N")
-    manifest = build(args.corpus, args.index_dir, args.model, config, serve=not args.no_serve, artifacts=artifacts,
-                     artifacts_optional=args.artifacts is None, shards=args.shards, ray=args.ray,
-                     workers=args.workers)
+    options = BuildOptions(encoder_path=args.model, config=config, artifacts=artifacts,
+                           artifacts_optional=args.artifacts is None)
+    sharding = Sharding(args.shards, args.ray, args.workers) if args.shards is not None else None
+    manifest = build(args.corpus, args.index_dir, options, serve=not args.no_serve, sharding=sharding)
     print(
         f"built {args.index_dir}: {manifest.n_docs} documents, {manifest.n_passages} passages, "
         + (f"{len(manifest.shards)} shards, " if manifest.shards else "") +
-        f"encoder {manifest.encoder_id}, artifacts {manifest.artifacts_path or 'none'}, {time.monotonic() - start:.1f} s"
+        f"encoder {manifest.source.encoder_id}, artifacts {manifest.source.artifacts_path or 'none'}, "
+        f"{time.monotonic() - start:.1f} s"
         + ("" if args.no_serve else "; search server ready"),
         file=sys.stderr,
     )

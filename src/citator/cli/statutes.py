@@ -3,23 +3,31 @@
 from __future__ import annotations
 
 import argparse
+import weakref
 import sys
 import tempfile
+from typing import TYPE_CHECKING, Any
 from pathlib import Path
 
 from citator.cli.arguments import PORT, add_server_arguments
 from citator.data.escape import json_line
 from citator.errors import ConfigError, one_line
 
+if TYPE_CHECKING:
+    from citator.statutes.providers.base import Provider
+
+
+# Each `citator` parser's `bench` group, by the parser's commands: created once, other workloads may add theirs to it.
+_BENCH: weakref.WeakKeyDictionary[argparse._SubParsersAction, argparse._SubParsersAction] = weakref.WeakKeyDictionary()
+
 
 def _bench_group(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
-    """The `bench` command group, created once; other workloads may add their own subcommands to it."""
-    bench = sub.choices.get("bench")
-    if bench is None:
+    """The `bench` command group of these commands, created once; other workloads may add their own to it."""
+    if sub not in _BENCH:
         bench = sub.add_parser("bench", help="run a workload benchmark (see `citator bench -h`)")
         bench.set_defaults(func=lambda args: (bench.print_help(), 2)[1])
-        bench._citator_sub = bench.add_subparsers(dest="bench_command", metavar="WORKLOAD")  # type: ignore[attr-defined]
-    return bench._citator_sub  # type: ignore[attr-defined]
+        _BENCH[sub] = bench.add_subparsers(dest="bench_command", metavar="WORKLOAD")
+    return _BENCH[sub]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -81,7 +89,7 @@ Request fields: served greedily, one choice, text only.
 """
 
 
-def _provider(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _provider(args: argparse.Namespace) -> Provider | None:
     if args.provider == "none":
         return None
     if args.provider == "embedding":
@@ -151,7 +159,7 @@ def run_bench_statutes(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_summary(metrics: dict) -> None:  # type: ignore[type-arg]
+def _print_summary(metrics: dict[str, Any]) -> None:
     for split, kinds in metrics["by_split"].items():
         for kind, row in kinds.items():
             rer = (metrics["reranked_by_split"] or {}).get(split, {}).get(kind)
@@ -193,13 +201,18 @@ def run_provider_serve(args: argparse.Namespace) -> int:
     from citator.server.guard import allowed_hosts
     from citator.server.pages import address_of, listen
     from citator.server.provider_server import serve
+    from citator.statutes.providers.local import LocalChatModel
 
     if args.max_tokens_cap < 1 or (args.max_context_tokens is not None and args.max_context_tokens < 2):
         raise ConfigError("--max-tokens-cap must be >= 1 and --max-context-tokens >= 2")
     hosts = allowed_hosts(args.host, args.allow_host)
     sock = listen(args.host, args.port)  # a taken port is one line, before the model loads and any banner
-    serve(args.model, sock=sock, hosts=hosts, served_name=args.served_name, api_key_env=args.api_key_env, device=args.device,
-          max_tokens_cap=args.max_tokens_cap, max_context_tokens=args.max_context_tokens,
+
+    def load() -> LocalChatModel:
+        return LocalChatModel(args.model, device=args.device, max_tokens_cap=args.max_tokens_cap,
+                              max_context_tokens=args.max_context_tokens)
+
+    serve(load, sock=sock, hosts=hosts, served_name=args.served_name, api_key_env=args.api_key_env,
           ready=lambda: print(f"serving {args.model} on {address_of(args.host, sock)}/v1", file=sys.stderr,
                               flush=True))
     return 0

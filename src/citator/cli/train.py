@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_train(args: argparse.Namespace) -> int:
     from citator.errors import CitatorError
     from citator.stance.learn.finetune import FinetuneConfig
-    from citator.stance.learn.train import train
+    from citator.stance.learn.train import TrainingOptions, train
 
     from citator.data.atomic import output_dir
 
@@ -50,10 +50,11 @@ def run_train(args: argparse.Namespace) -> int:
         raise CitatorError("give one --ground-truth per --queries (and one --dev-ground-truth per --dev-queries)")
     config = FinetuneConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
                             precision=args.precision)
+    options = TrainingOptions(args.model, config, base_index=args.base_index,
+                              memory_with_dev=not args.memory_train_only, folds=args.folds,
+                              side_by_side=False if args.no_side_by_side else None)
     model = train(args.corpus, list(zip(args.queries, args.ground_truth)),
-                     list(zip(args.dev_queries, args.dev_ground_truth)), args.out, args.model, config,
-                     base_index=args.base_index, memory_with_dev=not args.memory_train_only, folds=args.folds,
-                     side_by_side=False if args.no_side_by_side else None)
+                  list(zip(args.dev_queries, args.dev_ground_truth)), args.out, options)
     print(json.dumps({"fusion": model.fusion, "ranker": model.ranker, "dev_ndcg@10": model.report["dev_ndcg@10"],
                       "timings": model.report["timings"]}, indent=2), file=sys.stderr)
     return 0

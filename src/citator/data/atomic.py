@@ -35,10 +35,11 @@ _INPUT_DIRS: contextvars.ContextVar[tuple[tuple[int, int], ...]] = contextvars.C
 # Folders citator keeps for itself, each marked by its lock: an index directory (its manifest, and the build and
 # server folders inside it) and a statute vector cache. Only the code holding one (`owning`) writes there; a run
 # directory's lock keeps a second run out. No output ever replaces a lock file: a second holder would then lock
-# the new file while the first holds the old one.
+# the new file while the first holds the old one. An index directory's two names here are stance/retrieve/layout.py's
+# BUILD_LOCK and MANIFEST, spelled again because this floor lies below it (tests/test_code_shape.py holds them equal).
 INDEX_LOCK, RUN_LOCK, CACHE_LOCK = ".build.lock", ".run.lock", ".vectors.lock"
 LOCK_NAMES = frozenset((INDEX_LOCK, RUN_LOCK, CACHE_LOCK))
-_INDEX_MANIFEST = "manifest.json"
+INDEX_MANIFEST = "manifest.json"
 # The kept folders this command holds (real paths): set by `owning`.
 _HELD: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("citator_held", default=())
 
@@ -116,7 +117,7 @@ def _kept_from(target: Path) -> str | None:
             return None
         if (folder / CACHE_LOCK).is_file():
             return f"lies in the vector cache {folder}, which only the run filling it writes"
-        if (folder / INDEX_LOCK).is_file() and (depth > 0 or target.name == _INDEX_MANIFEST):
+        if (folder / INDEX_LOCK).is_file() and (depth > 0 or target.name == INDEX_MANIFEST):
             return f"lies in the index directory {folder}, whose own files only its build and server write"
     return None
 

@@ -17,7 +17,7 @@ from citator.errors import DataError
 MAX_LINE_BYTES = 10 * 1024 * 1024
 
 
-def _open_binary(path: Path, error: type[DataError]) -> IO[bytes]:
+def _open_binary(path: Path, error: type[DataError]) -> IO[bytes] | gzip.GzipFile:
     """The file's bytes (decompressed for `.gz`); a file that cannot be opened is a typed error naming it."""
     try:
         handle: IO[bytes] = path.open("rb")

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from citator.data.atomic import save_npy_atomic
+
+if TYPE_CHECKING:  # faiss is imported where a large index first searches (the optional extra `faiss`)
+    import faiss
 
 FAISS_THRESHOLD = 1_000_000
 
@@ -35,7 +39,7 @@ class DenseIndex:
 
     def __init__(self, vectors: np.ndarray) -> None:
         self.vectors = vectors
-        self._faiss = None
+        self._faiss: faiss.IndexFlatIP | None = None  # built on the first search of a large index
         # The float64 copy scoring reads, made on the first search and kept: a long-lived server would otherwise
         # convert every stored vector again for each batch (most of a warm brief's dense scoring).
         self._scored: np.ndarray | None = None

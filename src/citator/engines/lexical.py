@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 
-def _stemmer():  # type: ignore[no-untyped-def]
+def _stemmer() -> Any:  # a Stemmer.Stemmer (PyStemmer ships no types)
     import Stemmer
 
     return Stemmer.Stemmer("english")
@@ -64,7 +64,7 @@ def _mean_length(stats: CorpusStats) -> np.float64:
     return np.float64(stats.total_length) / np.float64(max(stats.n_units, 1))
 
 
-def _corpus_wide_bm25(stats: CorpusStats, stem_of: dict[int, str], **params: Any):  # type: ignore[no-untyped-def]
+def _corpus_wide_bm25(stats: CorpusStats, stem_of: dict[int, str], **params: Any) -> Any:  # a bm25s.BM25
     """A bm25s BM25 whose idf and average length are the corpus's (`stats`), not those of the units it indexes;
     `stem_of` names the stem of each token id it will be given.
 
@@ -76,8 +76,8 @@ def _corpus_wide_bm25(stats: CorpusStats, stem_of: dict[int, str], **params: Any
                                _select_idf_scorer)
 
     class CorpusWideBM25(bm25s.BM25):
-        def build_index_from_ids(self, unique_token_ids, corpus_token_ids, show_progress=True,  # type: ignore[no-untyped-def]
-                                 leave_progress=False):
+        def build_index_from_ids(self, unique_token_ids: Any, corpus_token_ids: Any, show_progress: bool = True,
+                                 leave_progress: bool = False) -> dict[str, Any]:
             self.nonoccurrence_array = None  # lucene BM25 has none (bm25s sets it here for BM25L and BM25+)
             local = _calculate_doc_freqs(corpus_token_ids, unique_token_ids, show_progress=False)
             wide = {token: stats.doc_freqs.get(stem_of[token], 0) for token in unique_token_ids}
@@ -102,7 +102,7 @@ def _corpus_wide_bm25(stats: CorpusStats, stem_of: dict[int, str], **params: Any
 class LexicalIndex:
     """A bm25s index plus its tokenizer vocabulary; scores every indexed unit for a query."""
 
-    def __init__(self, retriever, tokenizer) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, retriever: Any, tokenizer: Any) -> None:  # bm25s's BM25 and Tokenizer (bm25s ships no types)
         self.retriever = retriever
         self.tokenizer = tokenizer
 

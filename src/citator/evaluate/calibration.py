@@ -63,7 +63,9 @@ def expected_calibration_error(bins: Sequence[ReliabilityBin]) -> float:
     n = sum(b.count for b in bins)
     if n == 0:
         raise ValueError("no items in any bin")
-    return sum(b.count / n * abs(b.mean_predicted - b.observed) for b in bins if b.count)  # type: ignore[operator]
+    # A bin with items has a mean prediction and an observed frequency; an empty one has neither.
+    return sum(b.count / n * abs(b.mean_predicted - b.observed) for b in bins
+               if b.mean_predicted is not None and b.observed is not None)
 
 
 def calibrate(

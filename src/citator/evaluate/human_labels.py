@@ -147,7 +147,7 @@ def summarise(metric: str, outcomes: Mapping[str, Outcome], group_of: Mapping[st
             groups.setdefault(group_of[q], []).append(q)
     out = []
     for group, queries in sorted(groups.items()):
-        values = [outcomes[q].value for q in queries if outcomes[q].value is not None]
+        values = [value for q in queries if (value := outcomes[q].value) is not None]
         missing: dict[str, int] = {}
         for q in queries:
             reason = outcomes[q].reason
@@ -157,7 +157,7 @@ def summarise(metric: str, outcomes: Mapping[str, Outcome], group_of: Mapping[st
             metric=metric,
             group=group,
             computed=len(values),
-            mean=fmean(values) if values else None,  # type: ignore[arg-type]
+            mean=fmean(values) if values else None,
             not_computed=dict(sorted(missing.items(), key=lambda kv: REASONS.index(kv[0]))),
             per_query={q: outcomes[q].value for q in queries},
         ))

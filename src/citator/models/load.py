@@ -37,11 +37,11 @@ def load_query_encoder(path: str | Path | None = None, cold: bool = False, graph
     takes. A long-lived process (the search server) keeps torch.
     """
     model_dir = Path(path) if path is not None else default_encoder_path()
-    if runs_graph(model_dir, cold, graph):
+    if graph is not None and runs_graph(model_dir, cold, graph):
         from citator.models import onnx_encoder
 
         with loading(model_dir):
-            return onnx_encoder.OnnxEncoder(model_dir, graph)  # type: ignore[arg-type]
+            return onnx_encoder.OnnxEncoder(model_dir, graph)
     return load_encoder(model_dir)
 
 

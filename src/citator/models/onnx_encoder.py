@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from citator.models.directory import loading, read_config
 from citator.models.encoder import (QUERY_BATCH, Encoder, TokenStates, encode_each_once, pad_token_states,
                                     width_batches)
 from citator.models.transformer_encoder import read_pooling, read_query_prefixes
+
+if TYPE_CHECKING:
+    from tokenizers import Encoding
 
 SUPPORTED_TYPES = ("bert",)
 # onnxruntime's POSIX builds carry telemetry that writes a device id under the user's cache and may send events;
@@ -119,15 +123,10 @@ class OnnxEncoder(Encoder):
     def format_query(self, text: str, stance: str) -> str:
         return self.query_prefix(stance) + text
 
-    def _layer_norm(self, x: np.ndarray, params: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-        mean = x.mean(-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + self.eps) * params[0] + params[1]
-
     def _encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         return self._encode_encodings(self.tokenizer.encode_batch(list(texts)), batch_size)[0]
 
-    def _encode_encodings(self, encodings, batch_size: int, keep_states: bool = False  # type: ignore[no-untyped-def]
+    def _encode_encodings(self, encodings: Sequence[Encoding], batch_size: int, keep_states: bool = False
                           ) -> tuple[np.ndarray, list[np.ndarray]]:
         """Pooled unit vectors and, with `keep_states`, each text's last-layer states (n_tokens, dim)."""
         out = np.zeros((len(encodings), self.dim), dtype=np.float32)

@@ -25,6 +25,7 @@ class Qwen3Encoder(TransformerEncoder):
     """Left padding, last-token pooling, L2 normalisation; bf16 on GPU, fp32 on CPU."""
 
     padding_side = "left"
+    instructed = True
 
     def __init__(self, model_dir: str | Path, device: str | None = None, max_length: int = 512) -> None:
         super().__init__(model_dir, device=device, pooling="last", max_length=max_length)

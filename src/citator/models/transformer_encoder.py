@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,6 +17,10 @@ from citator.models.content_tokens import content_vocabulary
 from citator.models.directory import read_config
 from citator.models.encoder import (QUERY_BATCH, Encoder, TokenStates, encode_each_once, pad_token_states,
                                     width_batches)
+
+if TYPE_CHECKING:  # torch is imported where it runs: reading this module costs nothing
+    import torch
+    from transformers import BatchEncoding
 
 QUERY_FORMAT_FILE = "citator_query_format.json"
 
@@ -48,6 +52,8 @@ class TransformerEncoder(Encoder):
     """Symmetric encoder: queries are plain text; subclasses may format queries (e.g. with an instruction)."""
 
     padding_side = "right"
+    # Whether queries carry the model's own instruction (Qwen3-Embedding): learned prefixes then do not apply.
+    instructed = False
 
     def __init__(self, model_dir: str | Path, device: str | None = None, pooling: str | None = None,
                  max_length: int | None = None) -> None:
@@ -72,11 +78,11 @@ class TransformerEncoder(Encoder):
         # encoding at once (a served index) could cut one's query to the other's width. One call at a time.
         self._tokenizing = threading.Lock()
 
-    def _tokenize(self, texts: list[str], **options: Any):  # type: ignore[no-untyped-def]
+    def _tokenize(self, texts: list[str], **options: Any) -> BatchEncoding:
         with self._tokenizing:
             return self.tokenizer(texts, **options)
 
-    def _forward(self, batch):  # type: ignore[no-untyped-def]
+    def _forward(self, batch: BatchEncoding) -> torch.Tensor:
         """The model's last hidden states, float32."""
         import torch
 
@@ -101,7 +107,9 @@ class TransformerEncoder(Encoder):
     def format_document(self, text: str) -> str:
         return text
 
-    def _pool(self, hidden, mask):  # type: ignore[no-untyped-def]
+    def pool(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """A batch's vectors, before normalisation, from its last hidden states and attention mask: as the encoder
+        pools them, which fine-tuning pools through too."""
         if self.pooling == "cls":
             return hidden[:, 0]
         if self.pooling == "last":
@@ -123,7 +131,7 @@ class TransformerEncoder(Encoder):
             batch = self._tokenize([texts[i] for i in idx], truncation=True, return_tensors="pt",
                                    padding="max_length", max_length=width).to(self.device)
             hidden = self._forward(batch)
-            pooled = F.normalize(self._pool(hidden, batch["attention_mask"]), p=2, dim=-1)
+            pooled = F.normalize(self.pool(hidden, batch["attention_mask"]), p=2, dim=-1)
             out[idx] = pooled.cpu().numpy()
         return out
 
@@ -144,7 +152,7 @@ class TransformerEncoder(Encoder):
             batch = batch.to(self.device)
             hidden = self._forward(batch)
             mask = batch["attention_mask"]
-            vectors[idx] = F.normalize(self._pool(hidden, mask), p=2, dim=-1).cpu().numpy()
+            vectors[idx] = F.normalize(self.pool(hidden, mask), p=2, dim=-1).cpu().numpy()
             unit = F.normalize(hidden, p=2, dim=-1).cpu().numpy()
             mask_np, batch_ids = mask.cpu().numpy().astype(bool), batch["input_ids"].cpu().numpy()
             for row, i in enumerate(idx):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 from citator.errors import ConfigError
 from citator.models.chat_prompt import ChatPrompt
@@ -32,7 +33,7 @@ class TransformersLLM(LLMBackend):
             self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
             self.model = AutoModelForCausalLM.from_pretrained(
                 path, local_files_only=True, dtype=dtype, attn_implementation=attention
-            ).to(self.device)
+            ).to(self.device)  # type: ignore[arg-type]  # `to` takes a device: transformers' wrapper hides that
         self.model.eval()
         self.model_id = _model_id(path)
         self.chat_prompt = ChatPrompt(self.tokenizer)
@@ -80,7 +81,7 @@ class TransformersLLM(LLMBackend):
             ids, multi = self.first_token_ids(logprob_tokens)
             first = torch.log_softmax(out.logits[0][0].float(), dim=-1)
             logprobs = {s: float(first[i]) for s, i in zip(logprob_tokens, ids)}
-        text = self.tokenizer.decode(new_tokens, skip_special_tokens=True)
+        text = cast(str, self.tokenizer.decode(new_tokens, skip_special_tokens=True))  # one sequence: one string
         return Generation(text, len(input_ids), len(new_tokens), logprobs, multi)
 
 

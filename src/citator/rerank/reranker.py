@@ -85,11 +85,11 @@ def _candidate(c: CandidateLike, i: int) -> Candidate:
         candidate = Candidate(str(i), c, i + 1, 0.0)
     elif isinstance(c, tuple) and len(c) == 2 and all(isinstance(x, str) for x in c):
         candidate = Candidate(c[0], c[1], i + 1, 0.0)
-    elif isinstance(c, Mapping) and isinstance(c.get("id"), str) and isinstance(c.get("text"), str):
+    elif isinstance(c, Mapping) and isinstance(doc_id := c.get("id"), str) and isinstance(text := c.get("text"), str):
         score = c.get("score", 0.0)
-        if not finite_number(score):
+        if not isinstance(score, (int, float)) or not finite_number(score):
             raise ConfigError(f"candidate {i}: score must be a finite number, got {score!r:.40}")
-        candidate = Candidate(c["id"], c["text"], i + 1, float(score))  # type: ignore[arg-type]
+        candidate = Candidate(doc_id, text, i + 1, float(score))
     if candidate is not None:
         if not (encodable(candidate.id) and encodable(candidate.text)):
             raise ConfigError(f"candidate {i}: holds a lone UTF-16 surrogate, which is no character")

@@ -9,9 +9,10 @@ import shutil
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import cast
+from typing import Any, cast
 
 from citator.models.llm import LLMBackend
 from citator.rerank import namespaces, syscall_filter
@@ -24,7 +25,6 @@ from citator.rerank.outcome import Failure, QueryOutcome
 from citator.rerank.pool import PoolQuery
 from citator.rerank.protocol import (
     CountRequest,
-    GenerateRequest,
     ProtocolViolation,
     ResultRequest,
     count_reply,
@@ -37,7 +37,7 @@ from citator.rerank.protocol import (
 )
 from citator.rerank.runtime import StrategyRuntime
 from citator.rerank.account import SandboxUser, sandbox_user
-from citator.rerank.sandbox import StrategyProcess, network_isolation
+from citator.rerank.sandbox import Confining, StrategyProcess, network_isolation
 from citator.rerank.strategies import STRATEGIES
 
 STDERR_TAIL = 2000
@@ -175,14 +175,14 @@ class Runner:
     @classmethod
     def load(
         cls, model_dir: str | Path, deployment: Deployment, strategy: str | Sequence[str], limits: Limits | None = None,
-        **kwargs: object,
+        **kwargs: Any,
     ) -> Runner:
         """Load the model from a local directory and warm it up, timing both against the limits. The sandbox and
         the strategy are set up and checked first: a strategy that cannot run costs no model load."""
         from citator.models.transformers_llm import TransformersLLM
 
         limits = limits or Limits()
-        runner = cls(cast(LLMBackend, None), strategy, limits, **kwargs)  # type: ignore[arg-type]
+        runner = cls(cast(LLMBackend, None), strategy, limits, **kwargs)
         try:
             _cap_device_memory(limits.device_memory_gib)
             t0 = time.monotonic()
@@ -207,73 +207,20 @@ class Runner:
         limits = self.limits
         ledger = TokenLedger(limits.weighted_tokens, limits.output_weight)
         t0 = time.monotonic()
-        model_s = 0.0
-        counts = counted = 0
-        seen: dict[str, None] = {}
+        talk = _Exchange()
         ids: tuple[str, ...] = ()
         failure: Failure | None = None
-        notes: list[str] = []
         work = self.runtime.work_dir()
         err_name = self.runtime.stderr_file()
         proc: StrategyProcess | None = None
         try:
             env = strategy_env(work, self.python, self.runtime.code, self.python_env)
-            proc = StrategyProcess(self.argv, env, work, err_name, limits, self.user, self.isolation,
-                                   single_process=self.single_process, confinement=self.confinement())
+            proc = StrategyProcess(self.argv, env, work, err_name, limits,
+                                   Confining(self.user, self.isolation, self.single_process, self.confinement()))
             self.runtime.process = proc
-            proc.send(encode(query_message(query, limits)))
-            pool_ids = query.ids()
-            requests = 0
-            while True:
-                line = proc.read_line()
-                requests += 1
-                if requests > limits.max_requests:
-                    raise ProtocolViolation("too_many_requests", f"more than {limits.max_requests} requests")
-                req = parse_request(line, pool_ids, limits)
-                if isinstance(req, ResultRequest):
-                    ids = req.ids
-                    break
-                counted += sum(len(m["content"]) for m in req.messages)
-                if counted > limits.max_counted_chars:
-                    raise ProtocolViolation("too_many_requests", f"more than {limits.max_counted_chars} characters "
-                                            "of messages to count in one query")
-                tm = time.monotonic()
-                try:
-                    tokens = self.backend.count(req.messages)
-                except Exception as exc:  # noqa: BLE001 - a prompt the tokenizer rejects fails the query only
-                    raise ProtocolViolation("backend_error", f"count failed: {exc!r}") from None
-                if isinstance(req, CountRequest):
-                    counts += 1
-                    model_s += time.monotonic() - tm
-                    proc.send(encode(count_reply(tokens, ledger.left)))
-                    continue
-                assert isinstance(req, GenerateRequest)
-                try:
-                    ledger.reserve(tokens, req.max_new_tokens)
-                except Refused as r:
-                    model_s += time.monotonic() - tm
-                    proc.send(encode(refused_reply(r.needed, r.left)))
-                    continue
-                try:
-                    gen = self.backend.generate(req.messages, req.max_new_tokens, req.logprob_tokens)
-                except Exception as exc:  # noqa: BLE001
-                    ledger.release()
-                    raise ProtocolViolation("backend_error", f"generate failed: {exc!r}") from None
-                model_s += time.monotonic() - tm
-                entry = ledger.settle(gen.output_tokens)
-                if gen.input_tokens != tokens:
-                    notes.append(f"backend reported {gen.input_tokens} input tokens, counted {tokens}")
-                seen.update(dict.fromkeys(req.candidate_ids))
-                proc.send(
-                    encode(
-                        generation_reply(
-                            gen.text, tokens, entry.output_tokens, entry.weighted, ledger.left, gen.logprobs,
-                            gen.multi_token,
-                        )
-                    )
-                )
+            ids = self._converse(proc, query, ledger, talk)
             if not proc.wait(limits.exit_grace_s):
-                notes.append(f"strategy did not exit within {limits.exit_grace_s} s of its result; killed")
+                talk.notes.append(f"strategy did not exit within {limits.exit_grace_s} s of its result; killed")
             proc.check_cpu(force_scan=True)
         except ProtocolViolation as v:
             failure = Failure(v.kind, v.reason)
@@ -298,14 +245,75 @@ class Runner:
             budget=ledger.budget,
             weighted_tokens=ledger.spent,
             calls=tuple(ledger.entries),
-            count_calls=counts,
-            candidates_seen=tuple(seen),
+            count_calls=talk.counts,
+            candidates_seen=tuple(talk.seen),
             strategy_cpu_seconds=proc.cpu if proc else 0.0,
             wall_seconds=time.monotonic() - t0,
-            model_seconds=model_s,
-            notes=tuple(notes),
+            model_seconds=talk.model_seconds,
+            notes=tuple(talk.notes),
             stderr_tail=stderr,
         )
+
+    def _converse(self, proc: StrategyProcess, query: PoolQuery, ledger: TokenLedger, talk: _Exchange
+                  ) -> tuple[str, ...]:
+        """The query sent, then the strategy's requests answered (counted, refused or generated within the ledger)
+        until it sends its result: the ids it ranked. A request that breaks the protocol raises ProtocolViolation."""
+        limits = self.limits
+        proc.send(encode(query_message(query, limits)))
+        pool_ids = query.ids()
+        requests = 0
+        while True:
+            line = proc.read_line()
+            requests += 1
+            if requests > limits.max_requests:
+                raise ProtocolViolation("too_many_requests", f"more than {limits.max_requests} requests")
+            req = parse_request(line, pool_ids, limits)
+            if isinstance(req, ResultRequest):
+                return req.ids
+            talk.counted += sum(len(m["content"]) for m in req.messages)
+            if talk.counted > limits.max_counted_chars:
+                raise ProtocolViolation("too_many_requests", f"more than {limits.max_counted_chars} characters "
+                                        "of messages to count in one query")
+            tm = time.monotonic()
+            try:
+                tokens = self.backend.count(req.messages)
+            except Exception as exc:  # noqa: BLE001 - a prompt the tokenizer rejects fails the query only
+                raise ProtocolViolation("backend_error", f"count failed: {exc!r}") from None
+            if isinstance(req, CountRequest):
+                talk.counts += 1
+                talk.model_seconds += time.monotonic() - tm
+                proc.send(encode(count_reply(tokens, ledger.left)))
+                continue
+            try:
+                ledger.reserve(tokens, req.max_new_tokens)
+            except Refused as r:
+                talk.model_seconds += time.monotonic() - tm
+                proc.send(encode(refused_reply(r.needed, r.left)))
+                continue
+            try:
+                gen = self.backend.generate(req.messages, req.max_new_tokens, req.logprob_tokens)
+            except Exception as exc:  # noqa: BLE001
+                ledger.release()
+                raise ProtocolViolation("backend_error", f"generate failed: {exc!r}") from None
+            talk.model_seconds += time.monotonic() - tm
+            entry = ledger.settle(gen.output_tokens)
+            if gen.input_tokens != tokens:
+                talk.notes.append(f"backend reported {gen.input_tokens} input tokens, counted {tokens}")
+            talk.seen.update(dict.fromkeys(req.candidate_ids))
+            proc.send(encode(generation_reply(gen.text, tokens, entry.output_tokens, entry.weighted, ledger.left,
+                                              gen.logprobs, gen.multi_token)))
+
+
+@dataclass
+class _Exchange:
+    """What one query's conversation with its strategy used: count calls, characters of messages counted, seconds in
+    the model, the candidates the strategy put before it, and notes for the outcome."""
+
+    counts: int = 0
+    counted: int = 0
+    model_seconds: float = 0.0
+    seen: dict[str, None] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 # Run as the strategy's user with its program and the files its command line names (that exist for the runner):

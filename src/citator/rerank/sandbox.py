@@ -17,6 +17,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from citator.rerank import syscall_filter
@@ -105,24 +106,25 @@ def _confine(cpu_seconds: float, dropped: bool, single_process: bool, confinemen
         syscall_filter.apply()
 
 
+@dataclass(frozen=True)
+class Confining:
+    """How a strategy process is confined: the user it runs as; `confinement` (check namespaces.available() first)
+    or `prefix` (from network_isolation, its fallback), which switch to that user themselves (otherwise Popen
+    does); and `single_process`, which installs the syscall filter (check syscall_filter.available() first)."""
+
+    user: SandboxUser | None = None
+    prefix: Sequence[str] = ()
+    single_process: bool = False
+    confinement: Confinement | None = None
+
+
 class StrategyProcess:
     """A running strategy; every wait is bounded by the response deadline and the CPU limit."""
 
-    def __init__(
-        self,
-        argv: Sequence[str],
-        env: Mapping[str, str],
-        work_dir: Path,
-        stderr_path: Path,
-        limits: Limits,
-        user: SandboxUser | None,
-        prefix: Sequence[str] = (),
-        single_process: bool = False,
-        confinement: Confinement | None = None,
-    ) -> None:
-        """`confinement` (check namespaces.available() first) or `prefix` (from network_isolation, its fallback)
-        switches to `user` itself; otherwise Popen does. `single_process` installs the syscall filter (check
-        syscall_filter.available() first)."""
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str], work_dir: Path, stderr_path: Path, limits: Limits,
+                 confining: Confining = Confining()) -> None:
+        user, prefix, confinement = confining.user, confining.prefix, confining.confinement
+        single_process = confining.single_process
         self.limits = limits
         self.cpu = 0.0
         self._buffer = b""

@@ -9,6 +9,13 @@ from __future__ import annotations
 import json
 import sys
 
+# The types below are the checker's only: a strategy process starts without importing `typing` (its start-up counts
+# against its CPU limit), and mypy takes any TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import BinaryIO
+
 
 class BudgetRefused(Exception):
     """The runner refused a generate: input + 4 x max_new_tokens exceeds the budget left. Nothing was spent."""
@@ -67,7 +74,7 @@ class Reply:
 class Client:
     """The runner as a strategy sees it; over stdin/stdout one JSON object per line."""
 
-    def __init__(self, inp=None, out=None) -> None:  # noqa: ANN001 - binary streams
+    def __init__(self, inp: BinaryIO | None = None, out: BinaryIO | None = None) -> None:
         self._in = inp or sys.stdin.buffer
         self._out = out or sys.stdout.buffer
         self.budget_left = 0
@@ -125,7 +132,7 @@ class Client:
         self._send({"type": "result", "ids": list(ids)})
 
 
-def serve(rank, client: Client | None = None) -> int:  # noqa: ANN001 - rank(query, client) -> ids
+def serve(rank: Callable[[QueryInfo, Client], Sequence[str]], client: Client | None = None) -> int:
     """Run one query: read it, call `rank`, submit the first 10 distinct ids."""
     client = client or Client()
     query = client.receive_query()

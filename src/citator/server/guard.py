@@ -90,7 +90,7 @@ class GuardedH11Protocol(H11Protocol):
 
     limits: ClassVar[Limits] = Limits()
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as uvicorn's own
         self._deadline: asyncio.TimerHandle | None = None
         self._waiting_for: Any = None  # h11's state of the client while a deadline runs
         super().connection_made(transport)
@@ -129,8 +129,9 @@ class GuardedH11Protocol(H11Protocol):
         self._deadline = self.loop.call_later(seconds, self._too_slow)
 
     def _stop(self) -> None:
-        if getattr(self, "_deadline", None) is not None:
-            self._deadline.cancel()  # type: ignore[union-attr]
+        deadline = getattr(self, "_deadline", None)  # absent when the connection is lost before it was made
+        if deadline is not None:
+            deadline.cancel()
         self._deadline, self._waiting_for = None, None
 
     def _too_slow(self) -> None:

@@ -10,7 +10,6 @@ import hmac
 import socket
 import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 # Top-level on purpose: FastAPI resolves string annotations such as `Request` from module globals.
@@ -25,7 +24,7 @@ from citator.errors import ProviderError
 from citator.server.pages import serve_on
 from citator.statutes.providers.base import api_key_from_env
 from citator.statutes.providers.chat_request import RequestRejected, error_body
-from citator.statutes.providers.local import MAX_TOKENS_CAP, LocalChatModel
+from citator.statutes.providers.local import LocalChatModel
 
 # Codes of the envelope for what the routes themselves refuse (OpenAI's names where it has one).
 _STATUS_CODES = {404: "unknown_url", 405: "method_not_allowed"}
@@ -57,10 +56,8 @@ def _error(status: int, message: str, param: str | None = None, code: str | None
     return JSONResponse({"error": error_body(message, param, code, kind)}, status_code=status)
 
 
-def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None = None) -> Any:
-    """A FastAPI app with /v1/models and /v1/chat/completions; `api_key`, when set, is required as a Bearer token."""
-    app = FastAPI(title="citator provider-serve", docs_url=None, redoc_url=None, openapi_url=None)
-    created = int(time.time())
+def _answer_errors_as_openai(app: FastAPI) -> None:
+    """HTTP errors and failures answered in OpenAI's error shape."""
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -78,6 +75,13 @@ def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None =
     async def server_error(request: Request, exc: Exception) -> JSONResponse:
         # The message names the failure's type only: its text may quote the request.
         return _error(500, f"the server failed on this request ({type(exc).__name__})", None, None, "server_error")
+
+
+def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None = None) -> Any:
+    """A FastAPI app with /v1/models and /v1/chat/completions; `api_key`, when set, is required as a Bearer token."""
+    app = FastAPI(title="citator provider-serve", docs_url=None, redoc_url=None, openapi_url=None)
+    created = int(time.time())
+    _answer_errors_as_openai(app)
 
     def _authorised(request: Request) -> bool:
         if api_key is None:
@@ -141,17 +145,17 @@ def create_app(model: LocalChatModel, *, served_name: str, api_key: str | None =
     return app
 
 
-def serve(model_dir: str | Path, *, sock: socket.socket, hosts: Iterable[str], served_name: str | None = None,
-          api_key_env: str | None = None, device: str | None = None, max_tokens_cap: int = MAX_TOKENS_CAP,
-          max_context_tokens: int | None = None, ready: Callable[[], None] = lambda: None) -> None:
-    """Load the model and serve on the listening `sock` until interrupted, to requests whose Host is one of
-    `hosts` (`ready` is called once the model is loaded); the key is read from `api_key_env` and never printed."""
+def serve(load: Callable[[], LocalChatModel], *, sock: socket.socket, hosts: Iterable[str],
+          served_name: str | None = None, api_key_env: str | None = None,
+          ready: Callable[[], None] = lambda: None) -> None:
+    """Load the model (`load`, called once the key is known to be there) and serve on the listening `sock` until
+    interrupted, to requests whose Host is one of `hosts` (`ready` is called once the model is loaded); the key is
+    read from `api_key_env` and never printed."""
     with sock:
         key = api_key_from_env(api_key_env)
         if api_key_env and not key:
             raise ProviderError(f"--api-key-env {api_key_env}: that environment variable is not set")
-        model = LocalChatModel(model_dir, device=device, max_tokens_cap=max_tokens_cap,
-                               max_context_tokens=max_context_tokens)
+        model = load()
         app = create_app(model, served_name=served_name or model.model_id, api_key=key or None)
         ready()
         serve_on(sock, app, hosts, access_log=False)

@@ -15,18 +15,13 @@ from typing import Any
 from citator.data.atomic import output_dir, write_json_atomic, write_text_atomic
 from citator.data.records import Query
 from citator.errors import OutputError
-from citator.stance.retrieve.searcher import StanceSearcher
-from citator.stance.shards.search import ShardedSearcher, open_searcher
-from citator.stance.retrieve.service_protocol import (
-    MAX_REPLY_BYTES,
-    PID_NAME,
-    READY_NAME,
-    service_dir,
-    short_socket_path,
-)
+from citator.stance.retrieve.layout import PID_NAME, READY_NAME, SOCKET_NAME
+from citator.stance.retrieve.opened import Searcher
+from citator.stance.retrieve.service_protocol import MAX_REPLY_BYTES, service_dir, short_socket_path
+from citator.stance.shards.search import open_searcher
 
 
-def _answer(searcher: StanceSearcher | ShardedSearcher, fingerprint: str, raw: bytes) -> dict[str, Any]:
+def _answer(searcher: Searcher, fingerprint: str, raw: bytes) -> dict[str, Any]:
     try:
         request = json.loads(raw.decode("utf-8"))
         if request.get("fingerprint") != fingerprint:
@@ -75,10 +70,10 @@ def serve(index_dir: str | Path, ray: str | None = None) -> None:
                 os.unlink(path)
             server = Server(path, Handler)
         except OSError as exc:
-            raise OutputError(f"{directory / 'search.sock'}: cannot listen here ({exc.strerror or exc})") from None
+            raise OutputError(f"{directory / SOCKET_NAME}: cannot listen here ({exc.strerror or exc})") from None
     # Owner only: build.sh and run.sh run as one user, and no one else (a strategy sandbox's user included) may make
     # this server work for them.
-    os.chmod(directory / "search.sock", 0o600)
+    os.chmod(directory / SOCKET_NAME, 0o600)
     searcher.use_numba()
     # A warm-up query pays one-off costs (first encoder call, numba JIT) before anyone waits on them.
     worker.submit(searcher.search, [Query("warm-up", "warm up", "all")], 1).result()
@@ -87,7 +82,7 @@ def serve(index_dir: str | Path, ray: str | None = None) -> None:
     gc.collect()
     gc.freeze()
     write_text_atomic(directory / PID_NAME, f"{os.getpid()}\n")
-    write_json_atomic(ready, {"pid": os.getpid(), "fingerprint": fingerprint, "socket": "search.sock",
+    write_json_atomic(ready, {"pid": os.getpid(), "fingerprint": fingerprint, "socket": SOCKET_NAME,
                               "frozen_objects": gc.get_freeze_count()})
 
     def stop(*_: object) -> None:
@@ -101,6 +96,6 @@ def serve(index_dir: str | Path, ray: str | None = None) -> None:
     finally:
         worker.shutdown(wait=False, cancel_futures=True)
         server.server_close()
-        for name in (READY_NAME, PID_NAME, "search.sock"):
+        for name in (READY_NAME, PID_NAME, SOCKET_NAME):
             with contextlib.suppress(FileNotFoundError):
                 (directory / name).unlink()

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,16 +18,15 @@ from citator.data.atomic import check_output, open_append, owning
 from citator.data.queries import cut_for_search
 from citator.data.records import ResultLine
 from citator.errors import CitatorError, ConfigError, IndexDirError, ResultsError
-from citator.stance.retrieve.model import StanceModel
-from citator.stance.retrieve.config import RetrievalConfig
 from citator.stance.retrieve.index_files import load_doc_ids, verify_digests
-from citator.stance.retrieve.manifest import MANIFEST, Manifest, read_manifest
-from citator.stance.retrieve.service_protocol import PID_NAME, READY_NAME, search_via_service, service_dir
+from citator.stance.retrieve.layout import (
+    DOC_IDS, MANIFEST, PID_NAME, READY_NAME, SERVER_LOG, Manifest, open_folder,
+)
+from citator.stance.retrieve.service_protocol import search_via_service, service_dir
 
-if TYPE_CHECKING:  # run.sh's client path imports no numpy
-    import numpy as np
-
-    from citator.stance.retrieve.late_interaction import TokenStore
+if TYPE_CHECKING:  # run.sh's client path imports no numpy, and builds no index
+    from citator.stance.retrieve.index_dir import BuildOptions
+    from citator.stance.shards.build import Sharding
 
 
 def _serves(pid: int, index_dir: Path) -> bool:
@@ -74,7 +74,7 @@ def start_server(index_dir: Path, timeout: float = 300.0, ray: str | None = None
     with contextlib.suppress(FileNotFoundError):
         (directory / READY_NAME).unlink()
     with owning(directory):
-        log = open_append(directory / "server.log")
+        log = open_append(directory / SERVER_LOG)
     proc = subprocess.Popen(
         [sys.executable, "-m", "citator.cli.main", "serve", "--index-dir", str(index_dir.absolute()),
          *(["--ray", ray] if ray else [])],
@@ -83,52 +83,45 @@ def start_server(index_dir: Path, timeout: float = 300.0, ray: str | None = None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise CitatorError(f"search server exited with code {proc.returncode}; see {directory / 'server.log'}")
+            raise CitatorError(f"search server exited with code {proc.returncode}; see {directory / SERVER_LOG}")
         ready = directory / READY_NAME
         if ready.is_file() and json.loads(ready.read_text()).get("pid") == proc.pid:
             return proc.pid
         time.sleep(0.1)
     proc.kill()
-    raise CitatorError(f"search server not ready after {timeout:.0f} s; see {directory / 'server.log'}")
+    raise CitatorError(f"search server not ready after {timeout:.0f} s; see {directory / SERVER_LOG}")
 
 
-def build(
-    corpus: Path, index_dir: Path, model: Path | None = None, config: RetrievalConfig | None = None, serve: bool = True,
-    artifacts: StanceModel | None = None, artifacts_optional: bool = False, passage_vectors: np.ndarray | None = None,
-    passage_tokens: TokenStore | None = None, shards: int | None = None, ray: str | None = None,
-    workers: int | None = None,
-) -> Manifest:
-    """Build the index atomically, then replace the old server (if any) with a fresh one for it.
+def build(corpus: Path, index_dir: Path, options: BuildOptions | None = None, serve: bool = True,
+          sharding: Sharding | None = None) -> Manifest:
+    """Build the index atomically (`sharding`: in shards, citator.stance.shards.build), then replace the old server
+    (if any) with a fresh one for it.
 
     Nothing that works is taken down before the new index is complete: a corpus or configuration that is refused,
     or a build that fails, leaves the old index and its running server answering. Between the manifest switch and
     the new server's start, run.sh sees the old server's fingerprint no longer match and searches in-process.
-    A server that cannot start does not fail the build: run.sh then searches in-process. `passage_vectors` and
-    `passage_tokens` (see `build_index`) are base passages already computed for this corpus and encoder; without
-    them, those the model's training left in its work folder are used where they fit.
+    A server that cannot start does not fail the build: run.sh then searches in-process. Without base passages in
+    `options` (None: the defaults), those the model's training kept in its work folder are used where they fit.
     """
     # Imported here: run.sh's client path (search) stays free of numpy and the index's builders.
-    from citator.stance.retrieve.index_dir import build_index
+    from citator.stance.retrieve.index_dir import BuildOptions, build_index
 
-    if shards is not None:
+    options = options if options is not None else BuildOptions()
+    if sharding is not None:
         from citator.stance.shards.build import build_sharded
 
-        manifest = build_sharded(corpus, index_dir, shards, model, config, artifacts, artifacts_optional, ray=ray,
-                                 workers=workers)
+        manifest = build_sharded(corpus, index_dir, sharding, options)
     else:
-        if artifacts is not None and passage_vectors is None:
-            from citator.stance.learn.passage_cache import training_passages
-            from citator.models.fingerprint import model_fingerprint
+        if options.artifacts is not None and options.passages is None:
+            from citator.stance.retrieve.passage_store import model_passages
 
-            found = training_passages(artifacts, corpus, model_fingerprint(model), config)
-            passage_vectors, passage_tokens = found if found is not None else (None, None)
-        manifest = build_index(corpus, index_dir, model, config, artifacts=artifacts,
-                               artifacts_optional=artifacts_optional, passage_vectors=passage_vectors,
-                               passage_tokens=passage_tokens)
+            found = model_passages(options.artifacts, corpus, options.encoder_path, options.config)
+            options = replace(options, passages=found)
+        manifest = build_index(corpus, index_dir, options)
     stop_server(index_dir)
     if serve:
         try:
-            start_server(index_dir, ray=ray)
+            start_server(index_dir, ray=None if sharding is None else sharding.ray)
         except CitatorError as exc:
             print(f"warning: {exc}; run.sh will search in-process", file=sys.stderr)
     return manifest
@@ -144,7 +137,8 @@ def search(index_dir: Path, queries_path: Path, k: int = 10, use_server: bool = 
     """Results for every query, from the live server when it answers correctly, else in-process."""
     started = time.monotonic()
     queries = cut_for_search(read_queries(queries_path, lenient=True))
-    manifest = read_manifest(index_dir)
+    folder = open_folder(index_dir)  # the one read of the manifest: an in-process search opens from it
+    manifest = folder.manifest
     if k > manifest.n_docs:
         raise ConfigError(f"--top-k {k} is more than the {manifest.n_docs} documents {index_dir} holds: each query "
                           f"needs {k} distinct documents")
@@ -152,8 +146,8 @@ def search(index_dir: Path, queries_path: Path, k: int = 10, use_server: bool = 
     results, how = (search_via_service(index_dir, manifest.fingerprint, queries, k, timeout=wait) if use_server
                     else (None, "--no-server"))
     # The ids every answer is checked against: the file as built (its sha256), read with every check.
-    verify_digests(index_dir / manifest.data_dir, {"doc_ids.json": manifest.files["doc_ids.json"]})
-    doc_ids = set(load_doc_ids(manifest.path(index_dir, "doc_ids.json"), manifest.n_docs))
+    verify_digests(folder.data, {DOC_IDS: manifest.files[DOC_IDS]})
+    doc_ids = set(load_doc_ids(folder.path(DOC_IDS), manifest.n_docs))
     problems = validate_results(results, doc_ids, queries, k) if results is not None else []
     if problems:
         # A server answer that breaks the output rules is no answer: the batch is searched here instead.
@@ -161,7 +155,7 @@ def search(index_dir: Path, queries_path: Path, k: int = 10, use_server: bool = 
     if results is None:
         from citator.stance.shards.search import open_searcher
 
-        results = open_searcher(index_dir, cold=True).search(queries, k)
+        results = open_searcher(folder, cold=True).search(queries, k)
         how = f"in-process, since {how}" if use_server else "in-process"
         problems = validate_results(results, doc_ids, queries, k)
     if problems:

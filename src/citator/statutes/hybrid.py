@@ -32,6 +32,7 @@ from citator.statutes.keyword import Analyzer, Hit, KeywordIndex
 from citator.statutes.vectors import SectionVectors, section_passages
 from citator.data.statutes import StatuteSection
 from citator.engines.fusion import ranks, rrf
+from citator.models.encoder import Encoder
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ FULL_SIGNALS = ("bm25_section", "dense_caption")
 class HybridIndex:
     """Hybrid search over `sections` with cached MiniLM vectors."""
 
-    def __init__(self, sections: Sequence[StatuteSection], vectors: SectionVectors, encoder,  # type: ignore[no-untyped-def]
+    def __init__(self, sections: Sequence[StatuteSection], vectors: SectionVectors, encoder: Encoder,
                  settings: HybridSettings = DEFAULT, keyword: KeywordIndex | None = None) -> None:
         self.sections = list(sections)
         self.settings = settings

@@ -35,9 +35,11 @@ class Attempt:
     completion_tokens: int | None = None
 
 
-def _count(value: Any, name: str, where: str, *, low: int = 0, optional: bool = False) -> int | None:
-    if value is None and optional:
-        return None
+def _optional_count(value: Any, name: str, where: str) -> int | None:
+    return None if value is None else _count(value, name, where)
+
+
+def _count(value: Any, name: str, where: str, *, low: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ReceiptError(f'{where} field "{name}": must be an integer >= {low}, got {value!r}')
     return value
@@ -78,15 +80,15 @@ class Journal:
                 at = entry.get("at")
                 if not isinstance(at, str):
                     raise ReceiptError(f'{where} field "at": must be a timestamp string')
-                earlier.append(Attempt(digest, n, bound, at, number))  # type: ignore[arg-type]
+                earlier.append(Attempt(digest, n, bound, at, number))
                 continue
             if not earlier or n != earlier[-1].number or earlier[-1].outcome is not None:
                 raise ReceiptError(f"{where}: an outcome of attempt {n} that has no open attempt of that request")
             status = entry.get("status")
             if status not in ("completed", "failed"):
                 raise ReceiptError(f'{where} field "status": must be "completed" or "failed"')
-            prompt = _count(entry.get("prompt_tokens"), "prompt_tokens", where, optional=True)
-            completion = _count(entry.get("completion_tokens"), "completion_tokens", where, optional=True)
+            prompt = _optional_count(entry.get("prompt_tokens"), "prompt_tokens", where)
+            completion = _optional_count(entry.get("completion_tokens"), "completion_tokens", where)
             last = earlier[-1]
             earlier[-1] = Attempt(digest, n, last.preflight_tokens, last.at, last.line, status, prompt, completion)
         return found

@@ -74,7 +74,8 @@ def best_window(
     unit_terms = [frozenset(analyze(u)) & query_terms for u in units]
     best, best_score = "", -1.0
     for start in range(len(units)):
-        size, terms, end = 0, set(), start
+        size, end = 0, start
+        terms: set[str] = set()
         while end < len(units) and size + _nbytes(units[end]) + (1 if end > start else 0) <= limit:
             size += _nbytes(units[end]) + (1 if end > start else 0)
             terms |= unit_terms[end]

@@ -161,6 +161,26 @@ def reliability_diagram(calibration: dict[str, Any] | None) -> bytes | None:
     return data
 
 
+def _facts(manifest: dict[str, Any], metrics: dict[str, Any], human: dict[str, Any]) -> list[str]:
+    """The run's facts, one line each: suite and corpus, provider and versions, budget, fallbacks, intervals."""
+    facts = [
+        (f"- suite: `{metrics['suite_version']}`; corpus sha256 `{manifest['corpus']['sha256'][:16]}…` "
+        f"({manifest['corpus']['sections']} sections)"),
+        (f"- provider: `{_provider(metrics['provider'])}`; prompt `{metrics['prompt_version']}`; retrieval "
+        f"`{metrics['retrieval_version']}`; passages `{metrics['passage_version']}`"),
+        (f"- provider requests: {metrics['provider_requests']} (budget {manifest['budget']['max_requests']} requests, "
+        f"{manifest['budget']['max_input_tokens']} input tokens); failures: {metrics['failures'] or 'none'}"),
+        (f"- keyword fallbacks (no query term matched): {metrics['keyword_fallback_queries'] or 'none'}; "
+        f"secondary-baseline fallbacks: {len(metrics['secondary_baseline']['fallback_queries'])}"),
+        f"- intervals: {metrics['paired_method']}",
+        "- targets are provisional and incomplete: hits are not precision or recall",
+    ]
+    if human:
+        facts.append(f"- human labels `{human['file']}`: used {human['labels_used']}, stale {human['labels_stale']}, "
+                     f"incomplete {human['labels_incomplete']}, not in pool {human['labels_not_in_pool']}")
+    return facts
+
+
 def write_report(out: Path, manifest: dict[str, Any], metrics: dict[str, Any]) -> None:
     """report.md and report.html (figures embedded in the HTML and written beside it as PNG)."""
     header = ["split", "kind", *KEYS]
@@ -184,21 +204,7 @@ def write_report(out: Path, manifest: dict[str, Any], metrics: dict[str, Any]) -
     outside = [[c["query_id"], c["text"][:80], ", ".join(f"{h['doc_id']} ({h['score']:.2f})" for h in c["keyword_top"][:3]),
                 ", ".join(_model_hit(h) for h in (c["reranked_top"] or [])[:3]) or "–"]
                for c in metrics["controls"]["outside_corpus"]]
-    facts = [
-        (f"- suite: `{metrics['suite_version']}`; corpus sha256 `{manifest['corpus']['sha256'][:16]}…` "
-        f"({manifest['corpus']['sections']} sections)"),
-        (f"- provider: `{_provider(metrics['provider'])}`; prompt `{metrics['prompt_version']}`; retrieval "
-        f"`{metrics['retrieval_version']}`; passages `{metrics['passage_version']}`"),
-        (f"- provider requests: {metrics['provider_requests']} (budget {manifest['budget']['max_requests']} requests, "
-        f"{manifest['budget']['max_input_tokens']} input tokens); failures: {metrics['failures'] or 'none'}"),
-        (f"- keyword fallbacks (no query term matched): {metrics['keyword_fallback_queries'] or 'none'}; "
-        f"secondary-baseline fallbacks: {len(metrics['secondary_baseline']['fallback_queries'])}"),
-        f"- intervals: {metrics['paired_method']}",
-        "- targets are provisional and incomplete: hits are not precision or recall",
-    ]
-    if human:
-        facts.append(f"- human labels `{human['file']}`: used {human['labels_used']}, stale {human['labels_stale']}, "
-                     f"incomplete {human['labels_incomplete']}, not in pool {human['labels_not_in_pool']}")
+    facts = _facts(manifest, metrics, human)
     md = ["# Statute relevance benchmark — run report", "", *facts, ""]
     for title, head, rows in sections:
         md += [f"## {title}", "", _md(head, rows)]
@@ -241,6 +247,7 @@ def write_report(out: Path, manifest: dict[str, Any], metrics: dict[str, Any]) -
     body.append(img(reliability, "reliability diagram"))
     style = "body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}" \
         "td,th{border:1px solid #ccc;padding:2px 6px}"
-    head = f"<!doctype html><html><head><meta charset='utf-8'><title>citator statutes report</title><style>{style}</style>"
-    page = head + "</head><body>" + "\n".join(body) + "</body></html>\n"
+    opening = (f"<!doctype html><html><head><meta charset='utf-8'><title>citator statutes report</title>"
+               f"<style>{style}</style>")
+    page = opening + "</head><body>" + "\n".join(body) + "</body></html>\n"
     write_text_atomic(out / "report.html", page)

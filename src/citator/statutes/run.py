@@ -134,15 +134,7 @@ def _run_in(out: Path, config: RunConfig, provider: Provider | None, on_sent: Ca
             fingerprint: dict[str, Any]) -> dict[str, Any]:
     from citator.statutes.report import write_report
 
-    manifest = {
-        "fingerprint": fingerprint, "corpus": corpus,
-        "suite": {"file": config.suite.name, "sha256": fingerprint["suite_sha256"],
-                  "version": f"{config.suite.stem}@{fingerprint['suite_sha256'][:12]}", "queries": len(suite),
-                  "splits": sorted({q.split for q in suite})},
-        "passage_max_bytes": MAX_PASSAGE_BYTES, "batch_size": prompt.BATCH_SIZE,
-        "budget": {"max_requests": config.budget.max_requests, "max_input_tokens": config.budget.max_input_tokens},
-        "order": ORDER_NOTE.replace("keyword rank", f"{config.retrieval} rank"), "citator_version": citator.__version__,
-    }
+    manifest = _run_manifest(config, suite, corpus, fingerprint)
     write_json_atomic(out / "manifest.json", manifest)
 
     index = build_index(config.retrieval, sections, config.index_dir or out / "hybrid-index")
@@ -180,33 +172,15 @@ def _run_in(out: Path, config: RunConfig, provider: Provider | None, on_sent: Ca
                           "reranked": _values(r) if grading else None, "keyword_top10": keyword[:10],
                           "reranked_top10": reranked[:10] if grading else None})
 
-    resolver = CitationResolver(s.doc_id for s in sections)
-    citations = []
-    for q in suite:
-        if q.kind != "exact_citation":
-            continue
-        res = resolver.resolve(q.text)  # direct lookup: no provider is consulted
-        s = score_order(q.query_id, q.split, q.family, q.kind, list(res.doc_ids), q.nominated, res.doc_ids)
-        keyword_scores.append(s)
-        reranked_scores.append(s)
-        citations.append({"query_id": q.query_id, "split": q.split, "text": q.text, "resolved": list(res.doc_ids),
-                          "message": res.message, "targets_found": s.coverage, "provider_calls": 0})
-        per_query.append({"query_id": q.query_id, "split": q.split, "family": q.family, "kind": q.kind,
-                          "keyword": _values(s), "reranked": _values(s) if grading else None,
-                          "keyword_top10": list(res.doc_ids)[:10], "reranked_top10": None})
+    cited, citations, cited_rows = _exact_citations(suite, sections, grading is not None)
+    keyword_scores += cited
+    reranked_scores += cited
+    per_query += cited_rows
 
     secondary, fell_back = _secondary(index, pools)
     failures = [f.to_json() for f in grading.failures] if grading else []
     write_jsonl_atomic(out / "failures.jsonl", failures)
-    ledger = grading.ledger if grading else None
-    usage = {
-        "provider_requests": ledger.attempts if ledger else 0,
-        "input_tokens_charged": ledger.input_tokens if ledger else 0,
-        "reported_input_tokens": ledger.reported_input_tokens if ledger else 0,
-        "reported_output_tokens": ledger.reported_output_tokens if ledger else 0,
-        "usage_above_preflight_bound": grading.preflight_exceeded if grading else 0,
-        "budget": manifest["budget"],
-    }
+    usage = _usage(grading, manifest["budget"])
     write_json_atomic(out / "usage.json", usage)
     if grading is not None and grading.distributions:
         write_jsonl_atomic(out / "grades.jsonl", grades_rows(pools, grading))
@@ -235,6 +209,53 @@ def _run_in(out: Path, config: RunConfig, provider: Provider | None, on_sent: Ca
     write_json_atomic(out / "metrics.json", metrics)
     write_report(out, manifest, metrics)
     return metrics
+
+
+def _run_manifest(config: RunConfig, suite: Sequence[SuiteQuery], corpus: dict[str, Any],
+                  fingerprint: dict[str, Any]) -> dict[str, Any]:
+    """The run's manifest.json: its fingerprint, corpus and suite, the prompt's batching, the budget and the order."""
+    return {
+        "fingerprint": fingerprint, "corpus": corpus,
+        "suite": {"file": config.suite.name, "sha256": fingerprint["suite_sha256"],
+                  "version": f"{config.suite.stem}@{fingerprint['suite_sha256'][:12]}", "queries": len(suite),
+                  "splits": sorted({q.split for q in suite})},
+        "passage_max_bytes": MAX_PASSAGE_BYTES, "batch_size": prompt.BATCH_SIZE,
+        "budget": {"max_requests": config.budget.max_requests, "max_input_tokens": config.budget.max_input_tokens},
+        "order": ORDER_NOTE.replace("keyword rank", f"{config.retrieval} rank"), "citator_version": citator.__version__,
+    }
+
+
+def _exact_citations(suite: Sequence[SuiteQuery], sections: Sequence[StatuteSection], graded: bool
+                     ) -> tuple[list[QueryScore], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The exact-citation controls, answered by direct lookup (no provider is consulted): their scores (the same
+    for both orders), the controls' rows and their per-query rows."""
+    resolver = CitationResolver(s.doc_id for s in sections)
+    scores, citations, rows = [], [], []
+    for q in suite:
+        if q.kind != "exact_citation":
+            continue
+        res = resolver.resolve(q.text)
+        s = score_order(q.query_id, q.split, q.family, q.kind, list(res.doc_ids), q.nominated, res.doc_ids)
+        scores.append(s)
+        citations.append({"query_id": q.query_id, "split": q.split, "text": q.text, "resolved": list(res.doc_ids),
+                          "message": res.message, "targets_found": s.coverage, "provider_calls": 0})
+        rows.append({"query_id": q.query_id, "split": q.split, "family": q.family, "kind": q.kind,
+                     "keyword": _values(s), "reranked": _values(s) if graded else None,
+                     "keyword_top10": list(res.doc_ids)[:10], "reranked_top10": None})
+    return scores, citations, rows
+
+
+def _usage(grading: Grading | None, budget: dict[str, Any]) -> dict[str, Any]:
+    """usage.json: the requests and tokens the provider was charged and reported, against the budget."""
+    ledger = grading.ledger if grading else None
+    return {
+        "provider_requests": ledger.attempts if ledger else 0,
+        "input_tokens_charged": ledger.input_tokens if ledger else 0,
+        "reported_input_tokens": ledger.reported_input_tokens if ledger else 0,
+        "reported_output_tokens": ledger.reported_output_tokens if ledger else 0,
+        "usage_above_preflight_bound": grading.preflight_exceeded if grading else 0,
+        "budget": budget,
+    }
 
 
 def _values(s: QueryScore) -> dict[str, float]:

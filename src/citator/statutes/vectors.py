@@ -36,6 +36,7 @@ from citator.data.jsonl import loads
 from citator.data.statutes import StatuteSection
 from citator.errors import OutputError, StatuteError
 from citator.engines.passages import PassageSpec, split_passages
+from citator.models.encoder import Encoder
 
 # MiniLM reads 256 word pieces; 160 words of statute text stay within that, and 40 words of overlap keep a
 # sentence that straddles two windows whole in one of them.
@@ -89,8 +90,8 @@ def _texts_sha256(texts: Sequence[str]) -> str:
 class SectionVectors:
     """A corpus's caption vectors and a growing, cached store of passage vectors."""
 
-    def __init__(self, sections: Sequence[StatuteSection], encoder, encoder_id: str,  # type: ignore[no-untyped-def]
-                 directory: Path, progress: bool = True) -> None:
+    def __init__(self, sections: Sequence[StatuteSection], encoder: Encoder, encoder_id: str, directory: Path,
+                 progress: bool = True) -> None:
         self.encoder, self.directory, self.progress = encoder, directory, progress
         self._key = {"version": VECTORS_VERSION, "encoder": encoder_id}
         self._rebuild = f"delete {directory} to rebuild"  # errors name a file; this names its cache
@@ -98,22 +99,23 @@ class SectionVectors:
         captions = [caption_text(s) for s in sections]
         self._rows: dict[str, int] = {}
         self._passages = np.zeros((0, 0), dtype=np.float32)
-        self.captions: np.ndarray | None = None
+        cached: np.ndarray | None = None
         with self._locked(shared=True):
             meta = self._read_meta()
             if meta is not None:
                 self._load_passages(meta)
                 if meta.get("captions_texts_sha256") == _texts_sha256(captions):
-                    self.captions = self._load(CAPTIONS, meta, rows=len(captions))
-        if self.captions is not None:
-            self._spot_check(CAPTIONS, self.captions, dict(enumerate(captions)))
+                    cached = self._load(CAPTIONS, meta, rows=len(captions))
+        if cached is not None:
+            self._spot_check(CAPTIONS, cached, dict(enumerate(captions)))
         if self._rows:
             reachable = {sha256_text(t): t for s in sections for t in section_passages(s)}
             self._spot_check(PASSAGES, self._passages,
                              {self._rows[k]: text for k, text in reachable.items() if k in self._rows})
-        self.source = "cache" if self.captions is not None else "built"
-        if self.captions is None:
-            self.captions = np.asarray(encoder.encode_documents(captions, progress=progress), dtype=np.float32)
+        self.source = "cache" if cached is not None else "built"
+        self.captions: np.ndarray = cached if cached is not None else np.asarray(
+            encoder.encode_documents(captions, progress=progress), dtype=np.float32)
+        if cached is None:
             self._save(captions_sha256=_texts_sha256(captions))
 
     @contextmanager

@@ -20,8 +20,8 @@ from citator.stance.brief.index import MAX_PROPOSITION_CHARS, StanceIndex
 from citator.data.queries import cut_for_search
 from citator.data.records import Query
 from citator.errors import CitatorError, IndexDirError, PropositionError
-from citator.stance.retrieve.manifest import DOCUMENT_OFFSETS as OFFSETS, DOCUMENTS
-from citator.stance.retrieve.manifest import read_manifest
+from citator.stance.retrieve.layout import DOCUMENT_OFFSETS as OFFSETS, DOCUMENTS
+from citator.stance.retrieve.layout import read_manifest
 from citator.engines.passages import PassageSpec, split_passages
 from citator.stance.retrieve.searcher import StanceSearcher
 from fixtures.brief import HOSTILE_ID

@@ -55,7 +55,7 @@ def test_the_index_copies_the_trained_model_readable_like_its_other_files(traine
     # user who may read the index may search it.
     import stat
 
-    from citator.stance.retrieve.manifest import read_manifest
+    from citator.stance.retrieve.layout import read_manifest
 
     data = trained_index / read_manifest(trained_index).data_dir
     mode = stat.S_IMODE((data / "doc_ids.json").stat().st_mode)

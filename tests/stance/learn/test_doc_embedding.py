@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from citator.stance.learn.doc_embedding import fit_document_deltas
-from citator.stance.retrieve.doc_embedding import apply_deltas, base_document_vectors, save_deltas
+from citator.stance.retrieve.doc_embedding import DocumentOffsets, base_document_vectors, save_deltas
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -42,9 +42,10 @@ def test_offsets_apply_by_id_then_unique_title_and_others_keep_their_base(tmp_pa
     deltas = np.array([[5, 0, 0], [0, 0, 0], [0, 5, 0]], dtype=np.float32)
     save_deltas(tmp_path, ["a", "b", "c"], ["A v. B", "C v. D", "E v. F"], deltas)
     # The evaluator's corpus: "a" keeps its id, "c" was renamed (title matches), "z" is unknown to training.
-    out = apply_deltas(tmp_path, ["z", "a", "c-new"], ["Y v. Z", "A v. B", "e v. f"], base)
-    assert out is not None
+    offsets = DocumentOffsets.load(tmp_path, 3)
+    assert offsets is not None
+    out = offsets.vectors(["z", "a", "c-new"], ["Y v. Z", "A v. B", "e v. f"], base)
     assert np.allclose(out[0], [1, 0, 0])  # no offset: the base vector
     assert np.allclose(out[1], _unit(np.array([5.0, 1, 0])))  # base [0,1,0] + offset of "a"
     assert np.allclose(out[2], _unit(np.array([0.0, 5, 1])))  # base [0,0,1] + offset of "c" (by title)
-    assert apply_deltas(tmp_path / "none", ["a"], ["A v. B"], base[:1]) is None
+    assert DocumentOffsets.load(tmp_path / "none", 3) is None

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from citator.errors import ConfigError
-from citator.stance.learn.ranker_fit import fit_lambdamart, fit_linear_ranker
+from citator.stance.learn.ranker_fit import LambdaMartSettings, fit_lambdamart, fit_linear_ranker
 from citator.stance.retrieve.memory import MemoryEntry, PropositionMemory, citation_counts, memory_signals
 from citator.stance.retrieve.ranker import LinearRanker, TreeRanker, candidate_features, doc_years, load_ranker
 
@@ -171,7 +171,7 @@ def test_lambdamart_learns_what_a_linear_ranker_cannot_and_round_trips(tmp_path:
         top = np.argmax(ranker.score(["mid", "noise"], x[held]), axis=1)
         return float(y[held][np.arange(len(top)), top].mean())
 
-    trees = fit_lambdamart(["mid", "noise"], x[fit], y[fit], trees=100, min_leaf=20)
+    trees = fit_lambdamart(["mid", "noise"], x[fit], y[fit], LambdaMartSettings(trees=100, min_leaf=20))
     assert hit_rate(trees) > 0.6 and hit_rate(fit_linear_ranker(["mid", "noise"], x[fit], y[fit])) < 0.3
     trees.save(tmp_path / "r.json")
     loaded = load_ranker(tmp_path / "r.json")
@@ -182,7 +182,7 @@ def test_lambdamart_learns_what_a_linear_ranker_cannot_and_round_trips(tmp_path:
     with pytest.raises(ValueError, match="feature mismatch"):
         trees.score(["noise"], x[..., 1:])
     # Deterministic: the same data fit twice give the same model.
-    assert fit_lambdamart(["mid", "noise"], x[fit], y[fit], trees=100, min_leaf=20).model == trees.model
+    assert fit_lambdamart(["mid", "noise"], x[fit], y[fit], LambdaMartSettings(trees=100, min_leaf=20)).model == trees.model
 
 
 def test_load_ranker_reads_both_kinds_and_names_the_bad_field(tmp_path: Path) -> None:

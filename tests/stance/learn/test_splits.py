@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from citator.errors import QueryError
-from citator.stance.learn.train import check_splits
+from citator.stance.learn.labeled import check_splits
 
 
 def _write(path: Path, rows: list[dict]) -> Path:

@@ -15,7 +15,9 @@ import pytest
 from citator.data import Query, read_queries, validate_results
 from citator.errors import CitatorError, IndexDirError
 from citator.stance.learn.finetune import FinetuneConfig, QueryExample, finetune_query_encoder
-from citator.stance.learn.train import load_labeled, proposition_folds
+from citator.stance.learn.folds import proposition_folds
+from citator.stance.learn.labeled import load_labeled
+from citator.stance.learn.train import TrainingOptions
 from citator.stance.retrieve import contrast
 
 
@@ -146,11 +148,11 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     from citator.data import read_corpus, read_ground_truth
     from citator.evaluate import evaluate
     from citator.stance.learn.pairs import QUERY_PREFIXES, query_examples
-    from citator.stance.learn.train import _examples_hash
+    from citator.stance.learn.fitting import examples_hash
     from citator.models.load import load_encoder
     from citator.models.transformer_encoder import QUERY_FORMAT_FILE
     from citator.stance.retrieve.ranker import LinearRanker, TreeRanker, load_ranker
-    from citator.stance.retrieve.manifest import read_manifest
+    from citator.stance.retrieve.layout import read_manifest
     from citator.stance.retrieve.searcher import StanceSearcher
 
     # The fixture's queries are all `dev`; relabel about two thirds `train` (by proposition) for this test.
@@ -192,11 +194,11 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     doc_ids = [d.doc_id for d in read_corpus(small_stance_set["corpus"])]
     fold_of = proposition_folds(train_q, 2)
     full = json.loads((art / "encoder" / "citator_finetune.json").read_text())
-    assert full["examples_sha256"] == _examples_hash(query_examples(train_q, train_qrels, doc_ids))
+    assert full["examples_sha256"] == examples_hash(query_examples(train_q, train_qrels, doc_ids))
     for f in (0, 1):
         fold = json.loads((art / "work" / "folds" / f"fold-{f}" / "encoder" / "citator_finetune.json").read_text())
         others = [q for q, k in zip(train_q, fold_of) if k != f]
-        assert fold["examples_sha256"] == _examples_hash(query_examples(others, train_qrels, doc_ids))
+        assert fold["examples_sha256"] == examples_hash(query_examples(others, train_qrels, doc_ids))
     assert "dense" not in model.weights  # superseded by ft_dense: searches encode each query once
     # The manifest reports the stance-contrast weight that scored best on dev's two both-stance propositions
     # (smallest on a tie) unless the chosen ranker was fitted on dev itself; no build takes it.
@@ -270,7 +272,7 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     assert encodings_in_build(damaged, tmp_path / "index-damaged")
     assert np.array_equal(np.load(read_manifest(index).path(index, "dense.npy")),
                           np.load(read_manifest(tmp_path / "index-copy").path(tmp_path / "index-copy", "dense.npy")))
-    assert read_manifest(index).artifacts_path == str(art.absolute())
+    assert read_manifest(index).source.artifacts_path == str(art.absolute())
     searcher = StanceSearcher(index)
     assert {"memory_max", "doc_embedding", "bm25_expanded"} <= set(searcher.available_signals())
     assert searcher.learned is not None and searcher.learned.expanded is not None
@@ -348,20 +350,23 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     from citator.stance.workload import build
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path
-    from citator.stance.learn.passage_cache import reusable_passages
+    from citator.data.hashing import sha256_file
+    from citator.stance.retrieve.index_dir import BuildOptions
+    from citator.stance.retrieve.layout import open_folder
     from citator.stance.retrieve.model import StanceModel
+    from citator.stance.retrieve.passage_store import index_passages
 
     base_sha256 = model_fingerprint(default_encoder_path())
-    reused = reusable_passages(index, small_stance_set["corpus"], base_sha256)
+    reused = index_passages(open_folder(index), sha256_file(small_stance_set["corpus"]), base_sha256)
     assert reused is not None
     other_corpus = tmp_path / "other-corpus.jsonl"
     other_corpus.write_text("".join(small_stance_set["corpus"].read_text().splitlines(keepends=True)[1:]))
-    assert reusable_passages(index, other_corpus, base_sha256) is None
+    assert index_passages(open_folder(index), sha256_file(other_corpus), base_sha256) is None
     with monkeypatch.context() as patch:
         patch.setattr(TokenStore, "encode", crash_if_called)
         # The copy without work/: nothing but the passages handed over can spare the encoding.
-        build(small_stance_set["corpus"], tmp_path / "index-reused", artifacts=StanceModel.load(copied), serve=False,
-              passage_vectors=reused[0], passage_tokens=reused[1])
+        build(small_stance_set["corpus"], tmp_path / "index-reused",
+              BuildOptions(artifacts=StanceModel.load(copied), passages=reused), serve=False)
     rebuilt = StanceSearcher(tmp_path / "index-reused")
     assert rebuilt.config.refuter_slots == 0 and rebuilt.config.stance_contrast == 0
     again = rebuilt.search(all_queries, 10)
@@ -380,13 +385,13 @@ def test_train_then_build_and_search_with_artifacts(small_stance_set: dict[str, 
     # A retrain that dies half-way (here in the document vectors, after the new encoder replaced the old one)
     # leaves artifacts that are refused, not the new encoder passing with the old memory and ranker.
     from citator.errors import IndexDirError
-    from citator.stance.learn import train as train_module
+    from citator.stance.learn import fitting as fitting_module
     from citator.stance.retrieve.model import StanceModel
 
-    def crash(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def crash(*args: object, **kwargs: object) -> None:
         raise RuntimeError("power cut")
 
-    monkeypatch.setattr(train_module, "fit_document_deltas", crash)
+    monkeypatch.setattr(fitting_module, "fit_document_deltas", crash)
     with pytest.raises(RuntimeError, match="power cut"):
         main([*train_args[:-1], "3"])
     stamp = json.loads((art / "encoder" / "citator_finetune.json").read_text())["finetune"]
@@ -439,7 +444,7 @@ def test_train_with_one_training_proposition_skips_lambdamart_and_says_why(small
     queries = write_resplit(small_stance_set, tmp_path,
                             lambda i, r, props: "train" if r["proposition_id"] == first else "dev")
     model = train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art",
-                  finetune=FinetuneConfig(epochs=1), progress=False)
+                  TrainingOptions(finetune=FinetuneConfig(epochs=1), progress=False))
     assert model.complete and model.report["skipped"]["lambdamart"] == "train's propositions all fall in one fold"
     assert model.ranker in ("none", "linear")
     assert "lambdamart_out_of_fold" not in model.report["dev_ndcg@10"]["fusions"]
@@ -459,7 +464,7 @@ def test_dev_with_one_proposition_skips_the_cross_validated_ranker_and_says_why(
     queries = write_resplit(small_stance_set, tmp_path,
                             lambda i, r, props: "dev" if r["proposition_id"] == last else "train")
     model = train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art",
-                  finetune=FinetuneConfig(epochs=1), progress=True)
+                  TrainingOptions(finetune=FinetuneConfig(epochs=1), progress=True))
     assert model.complete and model.report["skipped"]["linear"] == "dev's propositions all fall in one of the two folds"
     assert "linear_cv" not in model.report["dev_ndcg@10"]["fusions"] and model.ranker != "linear"
     # The long stages without a progress bar of their own say when they start.
@@ -476,7 +481,8 @@ def test_train_and_dev_must_not_share_propositions(small_stance_set: dict[str, P
     # The stances of one proposition land on both sides.
     queries = write_resplit(small_stance_set, tmp_path, lambda i, r, props: "train" if i % 2 else "dev")
     with pytest.raises(CitatorError, match="propositions are in both train and dev"):
-        train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art", progress=False)
+        train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], tmp_path / "art",
+              TrainingOptions(progress=False))
 
 
 def test_train_refuses_fewer_than_two_folds_before_any_work(small_stance_set: dict[str, Path], tmp_path: Path) -> None:
@@ -484,7 +490,7 @@ def test_train_refuses_fewer_than_two_folds_before_any_work(small_stance_set: di
 
     with pytest.raises(CitatorError, match="folds must be at least 2"):
         train(small_stance_set["corpus"], [(small_stance_set["queries"], small_stance_set["gt"])], [], tmp_path / "art",
-              folds=1, progress=False)
+              TrainingOptions(folds=1, progress=False))
     assert not (tmp_path / "art").exists()
 
 
@@ -499,7 +505,7 @@ def test_a_changed_base_encoder_is_not_taken_for_the_old_one(small_stance_set: d
     from citator.stance.learn.train import train
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path
-    from citator.stance.retrieve.index_dir import build_index
+    from citator.stance.retrieve.index_dir import BuildOptions, build_index
     from citator.stance.retrieve.model import StanceModel
 
     queries = write_resplit(small_stance_set, tmp_path,
@@ -508,7 +514,7 @@ def test_a_changed_base_encoder_is_not_taken_for_the_old_one(small_stance_set: d
     shutil.copytree(default_encoder_path(), model)
     art = tmp_path / "art"
     args = (small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], art)
-    first = train(*args, base_encoder=model, finetune=FinetuneConfig(epochs=1), progress=False)
+    first = train(*args, TrainingOptions(base_encoder=model, finetune=FinetuneConfig(epochs=1), progress=False))
     assert first.base_encoder.sha256 == model_fingerprint(model)
     weights = model / "model.safetensors"
     tensors = load_file(weights)
@@ -517,12 +523,14 @@ def test_a_changed_base_encoder_is_not_taken_for_the_old_one(small_stance_set: d
     save_file(tensors, weights)
     assert model_fingerprint(model) != first.base_encoder.sha256
     with pytest.raises(IndexDirError, match="trained against encoder"):
-        build_index(small_stance_set["corpus"], tmp_path / "index", model, artifacts=StanceModel.load(art), progress=False)
-    second = train(*args, base_encoder=model, finetune=FinetuneConfig(epochs=1), progress=False)
+        build_index(small_stance_set["corpus"], tmp_path / "index",
+                    BuildOptions(model, artifacts=StanceModel.load(art), progress=False))
+    second = train(*args, TrainingOptions(base_encoder=model, finetune=FinetuneConfig(epochs=1), progress=False))
     assert second.report["timings"]["reused_encoders"] == 0
     assert second.base_encoder.sha256 == model_fingerprint(model)
     assert len(list((art / "work").glob("base-passages-*.npy"))) == 2  # new vectors, cached under the new weights
-    build_index(small_stance_set["corpus"], tmp_path / "index", model, artifacts=StanceModel.load(art), progress=False)
+    build_index(small_stance_set["corpus"], tmp_path / "index",
+                BuildOptions(model, artifacts=StanceModel.load(art), progress=False))
 
 
 @pytest.mark.slow
@@ -532,10 +540,11 @@ def test_base_passages_are_reused_only_under_the_same_rules_and_a_base_index_lea
     from citator.stance.learn.train import train
     from citator.models.fingerprint import model_fingerprint
     from citator.models.load import default_encoder_path
-    from citator.stance.retrieve import index_dir as index_dir_module
-    from citator.stance.learn import passage_cache
-    from citator.stance.learn.passage_cache import reusable_passages, training_passage_files
+    from citator.stance.retrieve import passage_store
+    from citator.stance.retrieve.index_dir import BuildOptions
+    from citator.stance.retrieve.layout import open_folder
     from citator.stance.retrieve.model import StanceModel
+    from citator.stance.retrieve.passage_store import PassageStore, index_passages
     from citator.stance.workload import build
     from citator.stance.retrieve.late_interaction import TokenStore
 
@@ -543,35 +552,35 @@ def test_base_passages_are_reused_only_under_the_same_rules_and_a_base_index_lea
                             lambda i, r, props: "train" if props.index(r["proposition_id"]) % 2 else "dev")
     corpus, base_sha256 = small_stance_set["corpus"], model_fingerprint(default_encoder_path())
     first = tmp_path / "first"
-    train(corpus, [(queries, small_stance_set["gt"])], [], first, finetune=FinetuneConfig(epochs=1), progress=False)
+    one_epoch = TrainingOptions(finetune=FinetuneConfig(epochs=1), progress=False)
+    train(corpus, [(queries, small_stance_set["gt"])], [], first, one_epoch)
     index = tmp_path / "index"
     with monkeypatch.context() as patch:
         patch.setattr(TokenStore, "encode", crash_if_called)
-        build(corpus, index, artifacts=StanceModel.load(first), serve=False)
+        build(corpus, index, BuildOptions(artifacts=StanceModel.load(first)), serve=False)
         # Training from that index encodes nothing, and caches what it took: building with its artifacts needn't.
         second = tmp_path / "second"
-        train(corpus, [(queries, small_stance_set["gt"])], [], second, finetune=FinetuneConfig(epochs=1),
-              progress=False, base_index=index)
-        build(corpus, tmp_path / "index2", artifacts=StanceModel.load(second), serve=False)
-    assert training_passage_files(second / "work", sha256_file(corpus), base_sha256) is not None
-    assert reusable_passages(index, corpus, base_sha256) is not None
+        train(corpus, [(queries, small_stance_set["gt"])], [], second,
+              dataclasses.replace(one_epoch, base_index=index))
+        build(corpus, tmp_path / "index2", BuildOptions(artifacts=StanceModel.load(second)), serve=False)
+    store = PassageStore(second / "work")
+    assert store.holds(sha256_file(corpus), base_sha256)
+    assert index_passages(open_folder(index), sha256_file(corpus), base_sha256) is not None
 
     # Passages made under other rules (another citator version, token filter or PASSAGE_RULES_VERSION) are not
     # found, in a work folder or in an index: a build encodes the corpus again.
     with monkeypatch.context() as patch:
-        patch.setattr(index_dir_module, "PASSAGE_RULES_VERSION", index_dir_module.PASSAGE_RULES_VERSION + 1)
-        assert training_passage_files(second / "work", sha256_file(corpus), base_sha256) is None
-        assert reusable_passages(index, corpus, base_sha256) is None
+        patch.setattr(passage_store, "PASSAGE_RULES_VERSION", passage_store.PASSAGE_RULES_VERSION + 1)
+        assert not store.holds(sha256_file(corpus), base_sha256)
+        assert index_passages(open_folder(index), sha256_file(corpus), base_sha256) is None
         calls: list[int] = []
         patch.setattr(TokenStore, "encode", counting(TokenStore.encode, calls))
-        build(corpus, tmp_path / "index3", artifacts=StanceModel.load(second), serve=False)
+        build(corpus, tmp_path / "index3", BuildOptions(artifacts=StanceModel.load(second)), serve=False)
         assert calls
         # Training again under the new rules caches passages under them and removes the old rules' cache.
         old_cache = [p.name for p in (second / "work").glob("base-passages-*")]
-        train(corpus, [(queries, small_stance_set["gt"])], [], second, finetune=FinetuneConfig(epochs=1),
-              progress=False)
-        new_cache = [p.name for p in passage_cache.base_passage_cache(second / "work", sha256_file(corpus),
-                                                                      base_sha256)]
+        train(corpus, [(queries, small_stance_set["gt"])], [], second, one_epoch)
+        new_cache = [p.name for p in store.files(sha256_file(corpus), base_sha256)]
         assert sorted(p.name for p in (second / "work").glob("base-passages-*")) == sorted(new_cache)
         assert len(old_cache) == 2 and not set(old_cache) & set(new_cache)
     # A manifest without the rules is not an index of this format: refused, so nothing is reused from it.
@@ -580,11 +589,11 @@ def test_base_passages_are_reused_only_under_the_same_rules_and_a_base_index_lea
     del manifest["passage_rules"]
     manifest_path.write_text(json.dumps(manifest))
     with pytest.raises(IndexDirError, match="passage_rules"):
-        reusable_passages(index, corpus, base_sha256)
+        index_passages(open_folder(index), sha256_file(corpus), base_sha256)
 
 
 def test_side_by_side_by_default_only_on_two_cpu_cores_without_a_gpu_and_for_enough_steps() -> None:
-    from citator.stance.learn.train import SIDE_BY_SIDE_MIN_STEPS, side_by_side_by_default, usable_cpus
+    from citator.stance.learn.fitting import SIDE_BY_SIDE_MIN_STEPS, side_by_side_by_default, usable_cpus
 
     assert side_by_side_by_default(1128, 2, cuda=False)  # CaseFacts' three encoders on this machine
     assert not side_by_side_by_default(1128, 2, cuda=True)
@@ -600,7 +609,8 @@ def test_encoders_fine_tuned_side_by_side_are_the_ones_a_single_thread_would_tra
     from safetensors.numpy import load_file
 
     from citator.cli.main import main
-    from citator.stance.learn import train as train_module
+    from citator.stance.learn import fitting as fitting_module
+    from citator.stance.learn.train import train
     from citator.stance.retrieve.model import StanceModel
 
     queries = write_resplit(small_stance_set, tmp_path,
@@ -609,15 +619,15 @@ def test_encoders_fine_tuned_side_by_side_are_the_ones_a_single_thread_would_tra
     if torch.cuda.is_available():
         pytest.skip("compares against single-thread CPU training")
     # The fixture is far below the steps that make side by side pay (by default it runs in-process): asked for.
-    side = train_module.train(*args, tmp_path / "side", finetune=FinetuneConfig(epochs=1), progress=False,
-                              side_by_side=True)
+    options = TrainingOptions(finetune=FinetuneConfig(epochs=1), progress=False, side_by_side=True)
+    side = train(*args, tmp_path / "side", options)
     # The full encoder and both folds' are fine-tuned in the lanes; none counts as reused.
     assert side.report["timings"]["finetuned_side_by_side"] == 3 and side.report["timings"]["reused_encoders"] == 0
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
         with monkeypatch.context() as patch:  # with --no-side-by-side nothing may go to other processes
-            patch.setattr(train_module, "run_in_lanes", crash_if_called)
+            patch.setattr(fitting_module, "run_in_lanes", crash_if_called)
             assert main(["train", "--corpus", str(small_stance_set["corpus"]), "--queries", str(queries),
                          "--ground-truth", str(small_stance_set["gt"]), "--out", str(tmp_path / "alone"),
                          "--epochs", "1", "--no-side-by-side"]) == 0
@@ -631,10 +641,9 @@ def test_encoders_fine_tuned_side_by_side_are_the_ones_a_single_thread_would_tra
         assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a), name
     # A rerun finds all three finished: nothing is fine-tuned, side by side or not.
     with monkeypatch.context() as patch:
-        patch.setattr(train_module, "run_in_lanes", crash_if_called)
-        patch.setattr(train_module, "finetune_query_encoder", crash_if_called)
-        again = train_module.train(*args, tmp_path / "side", finetune=FinetuneConfig(epochs=1), progress=False,
-                                   side_by_side=True)
+        patch.setattr(fitting_module, "run_in_lanes", crash_if_called)
+        patch.setattr(fitting_module, "finetune_query_encoder", crash_if_called)
+        again = train(*args, tmp_path / "side", options)
     assert again.report["timings"]["reused_encoders"] == 3 and again.report["timings"]["finetuned_side_by_side"] == 0
 
 
@@ -682,16 +691,16 @@ def test_a_rerun_that_fails_before_replacing_anything_leaves_the_artifacts_usabl
     (art / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ConfigError, match="not a model directory"):  # a mistyped --model
         train(small_stance_set["corpus"], [(queries, small_stance_set["gt"])], [], art,
-              base_encoder=tmp_path / "typo", progress=False)
+              TrainingOptions(base_encoder=tmp_path / "typo", progress=False))
     assert json.loads((art / "manifest.json").read_text()) == manifest
 
 
 def test_an_empty_proposition_id_counts_as_none() -> None:
-    from citator.stance.learn.train import _proposition, memory_entries
+    from citator.stance.learn.labeled import memory_entries, proposition_of
     from citator.data import Qrels
 
     q = Query("q1", "a claim", "supported", extra={"proposition_id": " "})
-    assert _proposition(q) == "q1"
+    assert proposition_of(q) == "q1"
     entries = memory_entries([q], Qrels.from_dict({"q1": {"d1": 1}}), {"d1": "A v. B"})
     assert entries[0].proposition_id == "q1"
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from citator.errors import ArtifactError, ConfigError, IndexDirError
-from citator.stance.retrieve.doc_embedding import DELTAS, DOCUMENTS, apply_deltas
+from citator.stance.retrieve.doc_embedding import DELTAS, DOCUMENTS, DocumentOffsets
 from citator.stance.retrieve.ranker import FeatureMismatch, LinearRanker, load_ranker
 
 LINEAR = {"kind": "linear", "features": ["bm25:norm", "dense:norm"], "mean": [0.0, 0.1], "scale": [1.0, 2.0],
@@ -64,9 +64,8 @@ def _deltas(tmp_path: Path, rows: list[str], array: np.ndarray) -> Path:
 ])
 def test_document_offsets_that_do_not_fit_are_refused(tmp_path: Path, rows: list[str], array: np.ndarray,
                                                       message: str) -> None:
-    base = np.eye(2, 4, dtype=np.float32)
     with pytest.raises(ArtifactError) as caught:
-        apply_deltas(_deltas(tmp_path, rows, array), ["d1", "d2"], ["T", "U"], base)
+        DocumentOffsets.load(_deltas(tmp_path, rows, array), 4)
     assert message in str(caught.value)
 
 
@@ -75,6 +74,8 @@ def test_fitting_offsets_move_their_document() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         base = np.eye(2, 4, dtype=np.float32)
-        moved = apply_deltas(_deltas(Path(tmp), ['{"doc_id": "d1", "title": "T"}'], np.ones((1, 4), np.float32)),
-                             ["d1", "d2"], ["T", "U"], base)
-    assert moved is not None and not np.allclose(moved[0], base[0]) and np.allclose(moved[1], base[1])
+        offsets = DocumentOffsets.load(_deltas(Path(tmp), ['{"doc_id": "d1", "title": "T"}'],
+                                               np.ones((1, 4), np.float32)), 4)
+        assert offsets is not None
+        moved = offsets.vectors(["d1", "d2"], ["T", "U"], base)
+    assert not np.allclose(moved[0], base[0]) and np.allclose(moved[1], base[1])

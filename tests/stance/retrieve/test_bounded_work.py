@@ -15,7 +15,7 @@ from citator.data.queries import MAX_QUERY_CHARS, MEAN_QUERY_CHARS, batch_budget
 from citator.data import read_queries
 from citator.data.records import Query
 from citator.errors import CorpusError
-from citator.stance.retrieve.index_dir import MIN_DOCS, build_index
+from citator.stance.retrieve.index_dir import MIN_DOCS, BuildOptions, build_index
 from citator.stance.retrieve.searcher import StanceSearcher
 
 SAMPLE_QUERIES = Path(__file__).resolve().parents[3] / "src" / "citator" / "samples" / "casefacts" / "queries.jsonl"
@@ -75,5 +75,5 @@ def test_a_corpus_smaller_than_top_k_is_refused_before_any_encoding(tmp_path: Pa
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps({"doc_id": f"d{i}", "title": "", "text": f"text {i}"}) + "\n" for i in range(4)))
     with pytest.raises(CorpusError, match=f"corpus.jsonl: 4 documents: .* at least {MIN_DOCS}"):
-        build_index(corpus, tmp_path / "index", encoder_path=tmp_path / "no-encoder-needed", progress=False)
+        build_index(corpus, tmp_path / "index", BuildOptions(tmp_path / "no-encoder-needed", progress=False))
     assert not (tmp_path / "index").exists()

@@ -12,7 +12,7 @@ from citator.data import Qrels, Query, read_queries, validate_results
 from citator.errors import ConfigError
 from citator.stance.retrieve import contrast
 from citator.stance.retrieve.config import RetrievalConfig
-from citator.stance.retrieve.index_dir import build_index
+from citator.stance.retrieve.index_dir import BuildOptions, build_index
 from citator.stance.retrieve.searcher import StanceSearcher
 
 
@@ -61,7 +61,7 @@ def test_search_contrasts_both_stance_texts_across_sub_batches(small_stance_set:
                                                               tiny_qwen3_embedding_dir: Path, tmp_path: Path) -> None:
     # A Qwen3-Embedding index: its queries carry a per-stance instruction, so a text's scores depend on its stance.
     index = tmp_path / "index"
-    build_index(small_stance_set["corpus"], index, tiny_qwen3_embedding_dir, progress=False)
+    build_index(small_stance_set["corpus"], index, BuildOptions(tiny_qwen3_embedding_dir, progress=False))
     asked = read_queries(small_stance_set["queries"])
     # Every text of the fixture asked with the stance it lacks too, then the queries as the fixture has them.
     flipped = [Query(q.query_id + ":flip", q.text, "refuted" if q.stance == "supported" else "supported")
@@ -94,7 +94,7 @@ def test_asking_for_more_than_the_contrast_reads_keeps_the_first_answers(
     # The fixture has 40 documents; with the contrast reading the top 5, k = 20 reaches past it.
     monkeypatch.setattr(contrast, "DEPTH", 5)
     index = tmp_path / "index"
-    build_index(small_stance_set["corpus"], index, tiny_qwen3_embedding_dir, progress=False)
+    build_index(small_stance_set["corpus"], index, BuildOptions(tiny_qwen3_embedding_dir, progress=False))
     asked = read_queries(small_stance_set["queries"])
     queries = [Query(q.query_id + ":flip", q.text, "refuted" if q.stance == "supported" else "supported")
                for q in asked if q.stance != "all"] + asked
@@ -157,7 +157,7 @@ def test_splice_keeps_the_moved_head_and_the_rest_below_it() -> None:
 
 
 def test_training_chooses_the_weight_with_the_best_strict_ndcg_on_dev() -> None:
-    from citator.stance.learn.train import choose_contrast
+    from citator.stance.learn.selection import choose_contrast
 
     doc_ids = [f"d{i}" for i in range(120)]
     queries, grades = [], {}

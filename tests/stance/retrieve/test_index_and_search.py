@@ -11,18 +11,18 @@ import pytest
 from citator.data import read_ground_truth, read_queries, validate_results
 from citator.errors import CorpusError, IndexDirError
 from citator.evaluate import evaluate
-from citator.stance.retrieve.index_dir import build_index
-from citator.stance.retrieve.manifest import read_manifest
+from citator.stance.retrieve.index_dir import BuildOptions, build_index
+from citator.stance.retrieve.layout import read_manifest
 from citator.stance.retrieve.searcher import StanceSearcher
 
 
 def test_manifest_records_what_run_needs(small_index: Path, small_stance_set: dict[str, Path]) -> None:
     manifest = read_manifest(small_index)
     assert manifest.n_docs == 40 and manifest.n_passages >= 40
-    assert manifest.encoder_id.startswith("bert:")
+    assert manifest.source.encoder_id.startswith("bert:")
     import hashlib
 
-    assert manifest.corpus_sha256 == hashlib.sha256(small_stance_set["corpus"].read_bytes()).hexdigest()
+    assert manifest.source.corpus_sha256 == hashlib.sha256(small_stance_set["corpus"].read_bytes()).hexdigest()
     assert [p.name for p in small_index.glob("build-*")] == [manifest.data_dir]
 
 
@@ -69,7 +69,7 @@ def test_failed_build_keeps_the_old_index(small_index: Path, tmp_path: Path) -> 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"doc_id": "a", "title": "", "text": "x"}\n{"doc_id": "a", "title": "", "text": "y"}\n')
     with pytest.raises(CorpusError, match='line 2 field "doc_id": duplicate doc_id "a"'):
-        build_index(bad, index, progress=False)
+        build_index(bad, index, BuildOptions(progress=False))
     assert (index / "manifest.json").read_text() == before
     read_manifest(index)
 

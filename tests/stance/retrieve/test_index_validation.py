@@ -14,7 +14,7 @@ import pytest
 
 from citator.errors import IndexDirError
 from citator.stance.retrieve.index_files import record_files
-from citator.stance.retrieve.manifest import read_manifest
+from citator.stance.retrieve.layout import read_manifest
 from citator.stance.retrieve.searcher import StanceSearcher
 
 

@@ -15,9 +15,10 @@ from stance.shards.test_sharded_parity import assert_same_answers, assert_same_b
 
 from citator.stance.brief.index import StanceIndex
 from citator.data.queries import read_queries
-from citator.stance.retrieve.manifest import read_manifest
+from citator.stance.retrieve.layout import read_manifest
 from citator.stance.retrieve.searcher import StanceSearcher
-from citator.stance.shards.build import build_sharded
+from citator.stance.retrieve.index_dir import BuildOptions
+from citator.stance.shards.build import Sharding, build_sharded
 from citator.stance.shards.search import ShardedSearcher
 from citator.stance.shards.workers import ShardUnavailable
 
@@ -61,7 +62,7 @@ def ray_index(cluster: str, small_stance_set: dict[str, Path], tmp_path_factory:
     saved = read_module.BLOCK_BYTES
     read_module.BLOCK_BYTES = 4096  # the sample corpus read by Ray Data in many blocks
     try:
-        build_sharded(small_stance_set["corpus"], index_dir, 3, ray=cluster, progress=False)
+        build_sharded(small_stance_set["corpus"], index_dir, Sharding(3, cluster), BuildOptions(progress=False))
     finally:
         read_module.BLOCK_BYTES = saved
     return index_dir
@@ -131,9 +132,9 @@ def test_trained_shards_on_ray_answer_as_one_trained_index(cluster: str, small_s
 
     artifacts = StanceModel.load(small_artifacts)
     config = RetrievalConfig(fusion="learned", weights=artifacts.weights)  # the ranker, memory priors, late interaction
-    build_index(small_stance_set["corpus"], tmp_path / "one", artifacts=artifacts, config=config, progress=False)
-    build_sharded(small_stance_set["corpus"], tmp_path / "three", 3, artifacts=artifacts, config=config,
-                  progress=False, ray=cluster)
+    options = BuildOptions(config=config, artifacts=artifacts, progress=False)
+    build_index(small_stance_set["corpus"], tmp_path / "one", options)
+    build_sharded(small_stance_set["corpus"], tmp_path / "three", Sharding(3, cluster), options)
     searcher = ShardedSearcher(tmp_path / "three", ray=cluster)
     try:
         assert searcher.learned and searcher.late
@@ -189,7 +190,7 @@ def test_a_bad_line_read_by_a_ray_task_is_one_line_naming_it(cluster: str, small
     read_module.BLOCK_BYTES = 2048
     try:
         with pytest.raises(CorpusError) as failure:
-            build_sharded(corpus, tmp_path / "index", 3, ray=cluster, progress=False)
+            build_sharded(corpus, tmp_path / "index", Sharding(3, cluster), BuildOptions(progress=False))
     finally:
         read_module.BLOCK_BYTES = saved
     message = str(failure.value)

@@ -17,11 +17,11 @@ from citator.stance.brief.records import Hit
 from citator.errors import ConfigError, IndexDirError, PropositionError
 from citator.stance.retrieve.model import StanceModel
 from citator.stance.retrieve.config import RetrievalConfig
-from citator.stance.retrieve.index_dir import build_index
+from citator.stance.retrieve.index_dir import BuildOptions, build_index
 from citator.stance.retrieve.index_files import file_entry
-from citator.stance.retrieve.manifest import MANIFEST, read_manifest
+from citator.stance.retrieve.layout import MANIFEST, read_manifest
 from citator.stance.retrieve.searcher import StanceSearcher
-from citator.stance.shards.build import build_sharded
+from citator.stance.shards.build import Sharding, build_sharded
 from citator.stance.shards.search import ShardedSearcher, open_searcher
 from citator.stance.workload import search
 
@@ -36,7 +36,7 @@ def assert_same_answers(one: list[ResultLine], sharded: list[ResultLine]) -> Non
 @pytest.fixture(scope="module")
 def sharded_index(small_stance_set: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     index_dir = tmp_path_factory.mktemp("sharded") / "index"
-    build_sharded(small_stance_set["corpus"], index_dir, 3, progress=False)
+    build_sharded(small_stance_set["corpus"], index_dir, Sharding(3), BuildOptions(progress=False))
     return index_dir
 
 
@@ -61,9 +61,9 @@ def test_trained_shards_answer_as_one_trained_index(small_stance_set: dict[str, 
     # ranker over it, with the memory's citation priors and late interaction.
     artifacts = StanceModel.load(small_artifacts)
     config = None if fusion == "chosen" else RetrievalConfig(fusion="learned", weights=artifacts.weights)
-    build_index(small_stance_set["corpus"], tmp_path / "one", artifacts=artifacts, config=config, progress=False)
-    build_sharded(small_stance_set["corpus"], tmp_path / "three", 3, artifacts=artifacts, config=config,
-                  progress=False)
+    options = BuildOptions(config=config, artifacts=artifacts, progress=False)
+    build_index(small_stance_set["corpus"], tmp_path / "one", options)
+    build_sharded(small_stance_set["corpus"], tmp_path / "three", Sharding(3), options)
     one, three = StanceSearcher(tmp_path / "one"), ShardedSearcher(tmp_path / "three")
     assert "ft_dense" in three.names
     if fusion == "learned":
@@ -96,14 +96,14 @@ def test_search_cli_answers_from_a_sharded_index(small_index: Path, sharded_inde
 def test_build_refuses_what_shards_cannot_fuse(small_stance_set: dict[str, Path], tmp_path: Path) -> None:
     for config in (RetrievalConfig(fusion="rrf"), RetrievalConfig(stance_contrast=1.0)):
         with pytest.raises(ConfigError, match="sharded index"):
-            build_sharded(small_stance_set["corpus"], tmp_path / "x", 2, config=config, progress=False)
+            build_sharded(small_stance_set["corpus"], tmp_path / "x", Sharding(2), BuildOptions(config=config, progress=False))
     for shards in (0, -1, 41):
         with pytest.raises(ConfigError, match="--shards"):
-            build_sharded(small_stance_set["corpus"], tmp_path / "x", shards, progress=False)
+            build_sharded(small_stance_set["corpus"], tmp_path / "x", Sharding(shards), BuildOptions(progress=False))
     with pytest.raises(ConfigError, match="--workers"):
-        build_sharded(small_stance_set["corpus"], tmp_path / "x", 2, progress=False, workers=0)
+        build_sharded(small_stance_set["corpus"], tmp_path / "x", Sharding(2, workers=0), BuildOptions(progress=False))
     with pytest.raises(ConfigError, match="--ray"):
-        build_sharded(small_stance_set["corpus"], tmp_path / "x", 2, progress=False, workers=2)
+        build_sharded(small_stance_set["corpus"], tmp_path / "x", Sharding(2, workers=2), BuildOptions(progress=False))
     assert not (tmp_path / "x" / MANIFEST).exists()
 
 
@@ -232,7 +232,7 @@ def test_a_sharded_index_briefs_as_one_index(small_index: Path, sharded_index: P
                                             small_stance_set: dict[str, Path]) -> None:
     texts = sorted({q.text for q in read_queries(small_stance_set["queries"])})[:4]
     one, three = StanceIndex.open(small_index), StanceIndex.open(sharded_index)
-    assert three.documents is None and isinstance(three.searcher, ShardedSearcher)
+    assert isinstance(three.searcher, ShardedSearcher)
     assert_same_briefs(one, three, texts)
     # The document view reads the shard that holds the document.
     hit = one.brief(texts[0], 3).supported[-1]
@@ -312,9 +312,9 @@ def test_deep_answers_past_the_shards_bounds_and_candidates(small_stance_set: di
     (artifacts_dir / "ranker.json").write_text(json.dumps(ranker))
     artifacts = model.save()  # the changed ranker recorded: a model is refused when a file differs from its record
     config = RetrievalConfig(fusion="learned", weights=artifacts.weights, norm_depth=5)
-    build_index(small_stance_set["corpus"], tmp_path / "one", artifacts=artifacts, config=config, progress=False)
-    build_sharded(small_stance_set["corpus"], tmp_path / "three", 3, artifacts=artifacts, config=config,
-                  progress=False)
+    options = BuildOptions(config=config, artifacts=artifacts, progress=False)
+    build_index(small_stance_set["corpus"], tmp_path / "one", options)
+    build_sharded(small_stance_set["corpus"], tmp_path / "three", Sharding(3), options)
     one, three = StanceSearcher(tmp_path / "one"), ShardedSearcher(tmp_path / "three")
     assert one.ranker is not None and one.ranker.candidates == 8 and three.learned
     queries = read_queries(small_stance_set["queries"])
@@ -336,8 +336,10 @@ def test_a_worker_that_lost_round_one_computes_it_again(sharded_index: Path, sma
     searcher = ShardedSearcher(sharded_index)
     queries = read_queries(small_stance_set["queries"])[:6]
     encoded = searcher.encode(queries)
-    shard = sharded_index / read_manifest(sharded_index).data_dir / read_manifest(sharded_index).shards[1].name
-    kept, fresh = ShardWorker(str(shard)), ShardWorker(str(shard))
+    manifest = read_manifest(sharded_index)
+    name = manifest.shards[1].name
+    shard = (str(sharded_index / manifest.data_dir / name), manifest.files[f"{name}/{MANIFEST}"]["sha256"])
+    kept, fresh = ShardWorker(*shard), ShardWorker(*shard)
     tops = kept.best("batch", queries, encoded, searcher.names, 5)
     bounds = {name: topn_bounds(best_n(tops[name], 5)) for name in searcher.names}
     a = kept.candidates("batch", queries, encoded, searcher.names, bounds, 7, False)

@@ -16,6 +16,7 @@ import math
 import os
 
 from citator.rerank.strategies import listwise
+from citator.rerank.strategy import Candidate, Client, QueryInfo
 
 SPREAD_TERTILES = (1.37, 1.70)
 MIN_CHARS = (160, 280, 440)  # guaranteed characters per shown candidate, per spread tertile
@@ -41,7 +42,7 @@ def plan(scores: list) -> int:
     return MIN_CHARS[sum(s > t for t in SPREAD_TERTILES)]
 
 
-def evidence(query, client) -> tuple:  # noqa: ANN001 - QueryInfo, Client
+def evidence(query: QueryInfo, client: Client) -> tuple[list[Candidate], list[float], list[float]]:
     """(candidates in BM25 order, their BM25 z-scores, label log-probs of the shown ones); spends the budget."""
     cands = sorted(query.candidates, key=lambda c: c.rank)
     scores = [c.bm25_score for c in cands]
@@ -64,6 +65,6 @@ def fuse(cands: list, z: list, lp: list, w: dict) -> list:
     return [cid for _, cid in shown] + [c.id for c in cands[len(lp) :]]
 
 
-def rank(query, client) -> list:  # noqa: ANN001 - QueryInfo, Client
+def rank(query: QueryInfo, client: Client) -> list[str]:
     cands, z, lp = evidence(query, client)
     return fuse(cands, z, lp, weights())

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from citator.rerank.strategy import Client, QueryInfo
 
-def rank(query, client) -> list:  # noqa: ANN001 - QueryInfo, Client
+
+def rank(query: QueryInfo, client: Client) -> list[str]:
     """BM25 order as given."""
     return [c.id for c in sorted(query.candidates, key=lambda c: c.rank)[:10]]

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+
+from citator.rerank.strategy import Client
 
 
 def clip(text: str, chars: int) -> str:
@@ -18,7 +21,8 @@ def clip_all(texts: list, cap: int) -> list:
     return [clip(t, cap) for t in texts]
 
 
-def largest_fitting(build, client, limit: int, hi: int) -> tuple:  # noqa: ANN001
+def largest_fitting(build: Callable[[int], list[dict[str, str]]], client: Client, limit: int, hi: int
+                    ) -> tuple[int, int]:
     """Largest integer x in [0, hi] with count(build(x)) <= limit, by bisection; (x, tokens) or (-1, tokens at 0)."""
     lo_tokens = client.count(build(0))
     if lo_tokens > limit:

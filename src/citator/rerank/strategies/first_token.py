@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from citator.rerank.strategies import listwise
+from citator.rerank.strategy import Client, QueryInfo
 
 # Up to 26 single-token labels; as many candidates as fit with at least MIN_CHARS of text each.
 N = 26
@@ -15,7 +16,7 @@ PRIOR = 1.0
 MAX_QUERY_CHARS = 400
 
 
-def rank(query, client) -> list:  # noqa: ANN001 - QueryInfo, Client
+def rank(query: QueryInfo, client: Client) -> list[str]:
     cands = sorted(query.candidates, key=lambda c: c.rank)
     q = query.query[:MAX_QUERY_CHARS]
     n, cap = listwise.fit(q, [c.text for c in cands[:N]], client, MIN_CHARS)

@@ -6,7 +6,7 @@ Shared by `first-token` and `adaptive`; the labels are single Qwen3 tokens (chec
 from __future__ import annotations
 
 from citator.rerank.strategies.budget_fit import clip_all, largest_fitting, log_softmax
-from citator.rerank.strategy import BudgetRefused
+from citator.rerank.strategy import BudgetRefused, Candidate, Client, QueryInfo
 
 LABELS = [chr(ord("A") + i) for i in range(26)]
 INSTRUCTION = "Which passage answers the query best? Reply with its label only."
@@ -18,7 +18,7 @@ def messages(query: str, texts: list) -> list:
     return [{"role": "user", "content": f"Query: {query}\n\nPassages:\n{body}\n\nQuery: {query}\n{INSTRUCTION}"}]
 
 
-def fit(query: str, texts: list, client, min_cap: int = 0) -> tuple:  # noqa: ANN001
+def fit(query: str, texts: list[str], client: Client, min_cap: int = 0) -> tuple[int, int]:
     """(n, cap): the most leading passages that fit with each clipped to >= min_cap chars, then the largest cap.
 
     Both searches bisect on exact counts from the runner, so the prompt uses the budget as fully as the
@@ -36,7 +36,7 @@ def fit(query: str, texts: list, client, min_cap: int = 0) -> tuple:  # noqa: AN
     return (n, cap) if cap >= 0 else (0, 0)
 
 
-def label_logprobs(query: str, candidates: list, cap: int, client) -> list:  # noqa: ANN001
+def label_logprobs(query: str, candidates: list[Candidate], cap: int, client: Client) -> list[float]:
     """Normalised log P(label) of each shown candidate from one max_new_tokens=1 call; [] if refused."""
     labels = LABELS[: len(candidates)]
     msgs = messages(query, clip_all([c.text for c in candidates], cap))

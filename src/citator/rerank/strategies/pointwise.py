@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from citator.rerank.strategies.budget_fit import clip, logsumexp
-from citator.rerank.strategy import BudgetRefused
+from citator.rerank.strategy import BudgetRefused, Client, QueryInfo
 
 YES, NO = ("yes", "Yes"), ("no", "No")
 MIN_PASSAGE_TOKENS = 48
@@ -21,7 +21,7 @@ def messages(query: str, passage: str) -> list:
     return [{"role": "user", "content": f"Query: {query}\nPassage: {passage}\nDoes the passage answer the query? Answer yes or no."}]
 
 
-def _fit_one(q: str, text: str, limit: int, client) -> tuple:  # noqa: ANN001
+def _fit_one(q: str, text: str, limit: int, client: Client) -> tuple[list[dict[str, str]], int]:
     """Prompt for `text` clipped by ratio until its exact count fits `limit` (a few counts)."""
     msgs = messages(q, text)
     tokens = client.count(msgs)
@@ -33,7 +33,7 @@ def _fit_one(q: str, text: str, limit: int, client) -> tuple:  # noqa: ANN001
     return msgs, tokens
 
 
-def rank(query, client) -> list:  # noqa: ANN001 - QueryInfo, Client
+def rank(query: QueryInfo, client: Client) -> list[str]:
     cands = sorted(query.candidates, key=lambda c: c.rank)
     q = query.query[:MAX_QUERY_CHARS]
     w = client.output_weight

@@ -10,13 +10,14 @@ import re
 from collections.abc import Iterator, Mapping
 from http import HTTPStatus
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Form, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from citator.errors import LabelStoreBusy, LabelStoreError, NoReviewItem
@@ -52,21 +53,35 @@ def _status(label: LabelRecord | None, item: ReviewItem) -> str:
     return "complete" if label.complete else "draft"
 
 
-def create_app(db_path: str | Path) -> FastAPI:
-    """Build the app over the label store at `db_path` (created and migrated if new)."""
-    db_path = Path(db_path)
-    LabelStore(db_path).close()  # migrate once, before any request races to do it
-    app = FastAPI(title="citator review", docs_url=None, redoc_url=None, openapi_url=None)
-    app.mount("/static", StaticFiles(packages=[("citator.server.review", "static")]), name="static")
+class GradeForm(BaseModel):
+    """A grading form as posted: its security token, the two grades, the note, the digests of what was shown, and
+    whether the label is a draft or complete."""
 
-    def store() -> Iterator[LabelStore]:
-        s = LabelStore(db_path)
+    csrf_token: str = ""
+    section_grade: str = ""
+    passage_grade: str = ""
+    note: str = ""
+    query_sha256: str = ""
+    section_sha256: str = ""
+    passage_sha256: str = ""
+    action: str = "draft"
+
+
+class _Site:
+    """What every route shares: the label store (one connection per request) and its pages, each with the form
+    security token."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+
+    def store(self) -> Iterator[LabelStore]:
+        s = LabelStore(self.db_path)
         try:
             yield s
         finally:
             s.close()
 
-    def page(request: Request, template: str, status: int = 200, headers: Mapping[str, str] | None = None,
+    def page(self, request: Request, template: str, status: int = 200, headers: Mapping[str, str] | None = None,
              **context: Any) -> HTMLResponse:
         csrf = csrf_token_for(request)
         html = _templates.get_template(template).render(csrf_field=CSRF_FIELD, csrf_token=csrf,
@@ -76,14 +91,31 @@ def create_app(db_path: str | Path) -> FastAPI:
             response.set_cookie(CSRF_COOKIE, csrf, httponly=True, samesite="strict", path="/")
         return response
 
-    def refuse(request: Request, status: int, message: str, reviewer: Reviewer | None = None,
+    def refuse(self, request: Request, status: int, message: str, reviewer: Reviewer | None = None,
                headers: Mapping[str, str] | None = None) -> HTMLResponse:
-        return page(request, "error.html", status, headers, message=message, reviewer=reviewer, progress=None)
+        return self.page(request, "error.html", status, headers, message=message, reviewer=reviewer, progress=None)
 
-    def signed_in(request: Request, s: LabelStore) -> Reviewer | None:
+    def signed_in(self, request: Request, s: LabelStore) -> Reviewer | None:
         return s.reviewer_for_session(request.cookies.get(SESSION_COOKIE, ""))
 
+
+def create_app(db_path: str | Path) -> FastAPI:
+    """Build the app over the label store at `db_path` (created and migrated if new)."""
+    db_path = Path(db_path)
+    LabelStore(db_path).close()  # migrate once, before any request races to do it
+    app = FastAPI(title="citator review", docs_url=None, redoc_url=None, openapi_url=None)
+    app.mount("/static", StaticFiles(packages=[("citator.server.review", "static")]), name="static")
+    site = _Site(db_path)
     add_security_headers(app, _HEADERS)
+    _error_pages(app, site)
+    _session_routes(app, site)
+    _review_routes(app, site)
+    return app
+
+
+def _error_pages(app: FastAPI, site: _Site) -> None:
+    """Every failure answered with a page that says it in one line, and that nothing was saved."""
+    refuse = site.refuse
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
@@ -104,10 +136,15 @@ def create_app(db_path: str | Path) -> FastAPI:
     async def bad_form(request: Request, exc: RequestValidationError) -> HTMLResponse:
         return refuse(request, 400, "The form was incomplete or malformed.")
 
+
+def _session_routes(app: FastAPI, site: _Site) -> None:
+    """Signing in with a reviewer token, and out."""
+    page, refuse, store = site.page, site.refuse, site.store
+
     # HEAD wherever GET: a link checker or monitor asks HEAD first, and a 405 would read as a broken page.
     @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
     def home(request: Request, s: LabelStore = Depends(store)) -> Response:
-        if signed_in(request, s) is not None:
+        if site.signed_in(request, s) is not None:
             return RedirectResponse("/queue", status_code=303)
         return page(request, "login.html", reviewer=None, progress=None, message=None)
 
@@ -133,6 +170,11 @@ def create_app(db_path: str | Path) -> FastAPI:
         response = RedirectResponse("/", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path="/")
         return response
+
+
+def _review_routes(app: FastAPI, site: _Site) -> None:
+    """The reviewer's queue, an item to grade, and its grading."""
+    page, refuse, store, signed_in = site.page, site.refuse, site.store, site.signed_in
 
     @app.api_route("/queue", methods=["GET", "HEAD"], response_class=HTMLResponse)
     def queue(request: Request, s: LabelStore = Depends(store)) -> Response:
@@ -168,45 +210,33 @@ def create_app(db_path: str | Path) -> FastAPI:
         )
 
     @app.post("/items/{key}", response_class=HTMLResponse)
-    def grade(
-        request: Request,
-        key: str,
-        csrf_token: str = Form(""),
-        section_grade: str = Form(""),
-        passage_grade: str = Form(""),
-        note: str = Form(""),
-        query_sha256: str = Form(""),
-        section_sha256: str = Form(""),
-        passage_sha256: str = Form(""),
-        action: str = Form("draft"),
-        s: LabelStore = Depends(store),
-    ) -> Response:
-        if not csrf_ok(request, csrf_token):
+    def grade(request: Request, key: str, form: Annotated[GradeForm, Form()],
+              s: LabelStore = Depends(store)) -> Response:
+        if not csrf_ok(request, form.csrf_token):
             return refuse(request, 403, "This form is missing its security token. Reload the page and try again.")
         reviewer = signed_in(request, s)
         if reviewer is None:
             return refuse(request, 401, "Sign in with your reviewer token first.")
-        section, passage = parse_grade(section_grade), parse_grade(passage_grade)
+        section, passage = parse_grade(form.section_grade), parse_grade(form.passage_grade)
         if section is None or passage is None:
             return refuse(request, 400, "Choose a section grade and a passage grade (0-3 or unknown).", reviewer)
-        if len(note) > MAX_NOTE_CHARS:
+        if len(form.note) > MAX_NOTE_CHARS:
             return refuse(request, 400, f"The note is longer than {MAX_NOTE_CHARS} characters.", reviewer)
-        if action not in ("draft", "complete"):
+        if form.action not in ("draft", "complete"):
             return refuse(request, 400, "Unknown action.", reviewer)
         try:
-            s.save_label(reviewer, key, section, passage, _CONTROL.sub("", note).strip(),
-                         (query_sha256, section_sha256, passage_sha256), complete=action == "complete")
+            s.save_label(reviewer, key, section, passage, _CONTROL.sub("", form.note).strip(),
+                         (form.query_sha256, form.section_sha256, form.passage_sha256),
+                         complete=form.action == "complete")
         except NoReviewItem as exc:
             return refuse(request, 404, str(exc), reviewer)
         except LabelStoreBusy:
             raise
         except LabelStoreError as exc:
             return refuse(request, 409, str(exc), reviewer)
-        if action == "draft":
+        if form.action == "draft":
             return RedirectResponse(f"/items/{key}?saved=draft", status_code=303)
         keys = [it.key for it in s.queue(reviewer)]
         at = keys.index(key)
         target = f"/items/{keys[at + 1]}?saved=complete" if at + 1 < len(keys) else "/queue?saved=complete"
         return RedirectResponse(target, status_code=303)
-
-    return app

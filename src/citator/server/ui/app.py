@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from pathlib import Path
@@ -30,7 +31,7 @@ from citator.stance.brief.evidence import Span, split_marked
 from citator.stance.brief.index import MAX_K, MAX_PROPOSITION_CHARS, StanceIndex
 from citator.stance.brief.label import document_label
 from citator.stance.brief.render import excerpt
-from citator.errors import PropositionError
+from citator.errors import IndexDirError, PropositionError, one_line
 from citator.server.guard import host_guard
 from citator.server.pages import add_security_headers
 
@@ -76,19 +77,7 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
         return await asyncio.get_running_loop().run_in_executor(worker, function, *args)
 
     add_security_headers(app, _HEADERS)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
-        # Its headers too: a 405 says which methods the path allows.
-        return page("error.html", exc.status_code, exc.headers, message=str(exc.detail), q="")
-
-    @app.exception_handler(RequestValidationError)
-    async def bad_request(request: Request, exc: RequestValidationError) -> HTMLResponse:
-        return page("error.html", 400, message="The request was not understood (a parameter is malformed).", q="")
-
-    @app.exception_handler(Exception)
-    async def failure(request: Request, exc: Exception) -> HTMLResponse:
-        return page("error.html", 500, message=f"This request failed ({type(exc).__name__}).", q="")
+    _error_pages(app, page)
 
     @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
     async def home(q: str = "", k: int = k) -> Response:
@@ -127,6 +116,31 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
     return app
 
 
+def _error_pages(app: FastAPI, page: Callable[..., HTMLResponse]) -> None:
+    """Every failure answered with a page that says it in one line."""
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
+        # Its headers too: a 405 says which methods the path allows.
+        return page("error.html", exc.status_code, exc.headers, message=str(exc.detail), q="")
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> HTMLResponse:
+        return page("error.html", 400, message="The request was not understood (a parameter is malformed).", q="")
+
+    @app.exception_handler(IndexDirError)
+    async def index_changed(request: Request, exc: IndexDirError) -> HTMLResponse:
+        # What the index serves is what it verified as it opened: a file changed since is refused, never shown. The
+        # line naming the file goes to the server's log, not to the page.
+        print(f"IndexDirError: {one_line(str(exc))}", file=sys.stderr, flush=True)
+        return page("error.html", 503, message="The index changed on disk since this page opened it (a file was "
+                    "written, replaced or removed): nothing from it is shown. Restart citator ui.", q="")
+
+    @app.exception_handler(Exception)
+    async def failure(request: Request, exc: Exception) -> HTMLResponse:
+        return page("error.html", 500, message=f"This request failed ({type(exc).__name__}).", q="")
+
+
 # What `citator ui --workers N` hands each worker process (uvicorn starts them from an import string).
 ENV_PREFIX = "CITATOR_UI_"
 
@@ -146,8 +160,6 @@ def app_from_environment() -> Any:
 
 
 def _limit_threads(threads: int) -> None:
-    import sys
-
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=threads)

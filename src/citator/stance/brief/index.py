@@ -1,10 +1,11 @@
 """StanceIndex: search an index directory by proposition and stance, and read a brief of both stances.
 
-It wraps the index's searcher (one index's `StanceSearcher`, or a sharded index's `ShardedSearcher`, whose shards
-explain the hits they hold) and ranks nothing itself: a hit's documents and scores are the searcher's own. What it
-adds is what a person needs to judge a hit: the document's title and citation, the passage that scored with the
-query's terms marked, each signal's score and rank, and the training propositions that cite the document
-(stance/retrieve/explain.py, the same numbers for one index and for shards).
+It wraps the index's searcher (stance/retrieve/opened.py: one index's `StanceSearcher`, or a sharded index's
+`ShardedSearcher`, whose shards explain the hits they hold) and ranks nothing itself: a hit's documents, scores
+and explanations are the searcher's own. What it adds is what a person needs to judge a hit: the document's title
+and citation, the passage that scored with the query's terms marked, each signal's score and rank, and the
+training propositions that cite the document (stance/retrieve/explain.py, the same numbers for one index and for
+shards).
 
 A proposition's `supported` and `refuted` answers are always asked in one batch: a brief costs one search (one
 encoder call for both stances), an index that reads the stances against each other (a stance contrast or refuter
@@ -14,12 +15,8 @@ column `s` are always the same ranking.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-
-import numpy as np
 
 from citator.stance.brief.evidence import Span, matched_terms, passage_spans, term_keys
 from citator.stance.brief.label import document_label
@@ -31,12 +28,10 @@ from citator.data.jsonl import encodable
 from citator.data.queries import MAX_QUERY_CHARS, cut_for_search
 from citator.data.records import STANCES, Document, Query, ScoredDoc
 from citator.errors import IndexDirError, PropositionError
-from citator.stance.retrieve.documents import DocumentStore
-from citator.stance.retrieve.explain import Explanation, QueryView, count_above, explain
-from citator.engines.lexical import term_key
 from citator.engines.passages import PassageSpec
-from citator.stance.retrieve.searcher import EncodedQueries, StanceSearcher
-from citator.stance.shards.search import ShardedSearcher, open_searcher
+from citator.stance.retrieve.explain import Explained
+from citator.stance.retrieve.opened import Searcher
+from citator.stance.shards.search import open_searcher
 
 # A proposition is read whole or refused: never longer than what the search reads of one query.
 MAX_PROPOSITION_CHARS = MAX_QUERY_CHARS
@@ -44,49 +39,31 @@ MAX_K = 100
 PAIR = ("supported", "refuted")
 
 
-@dataclass(frozen=True)
-class _Row:
-    """What a search saw of one query before fusion: its signals and, with trained parts, its query vector."""
-
-    signals: Mapping[str, np.ndarray]
-    vector: np.ndarray | None
-
-
-# A hit as its index explains it: its place and score, its document, the explanation and its rank per signal.
-_Found = tuple[ScoredDoc, Document, Explanation, Mapping[str, int]]
-
-
 class StanceIndex:
     """An opened index directory, one index or sharded; `search` and `brief` may be called many times (the index
     stays in memory; a sharded index's shard workers run until `close`)."""
 
-    def __init__(self, searcher: StanceSearcher | ShardedSearcher, documents: DocumentStore | None = None) -> None:
-        """`documents`: one index's copy of its corpus (a sharded index's shards read their own)."""
+    def __init__(self, searcher: Searcher) -> None:
         self.searcher = searcher
-        self.documents = documents
-        self.positions = (searcher.positions if isinstance(searcher, ShardedSearcher)
-                          else {doc_id: i for i, doc_id in enumerate(searcher.doc_ids)})
+        self.positions = searcher.positions
         config = searcher.config
         self.spec = PassageSpec(config.passage_words, config.passage_overlap)
-        self._key = (searcher.lexical_passage.term_key() if isinstance(searcher, StanceSearcher) else term_key())
+        self._key = searcher.term_key()
         self._resolver: CitationResolver | None = None
         # An index of statute sections (most doc ids are NRS or D.C. Code citations as printed, "NRS 432B.220"): a
         # page then shows one column of sections, stance aside.
         self.statutes = sum(_is_citation(d) for d in searcher.doc_ids) * 2 > len(searcher.doc_ids)
-        if isinstance(searcher, StanceSearcher) and "dense" in searcher.needed_signals():
-            # The evidence passage is chosen with the very query vectors the search's dense signal used.
-            searcher._encoder = _RememberLast(searcher.encoder)
 
     @classmethod
     def open(cls, index_dir: str | Path, cold: bool = False, ray: str | None = None) -> StanceIndex:
         """Open a built index: it holds its documents, encoders and trained model, and needs nothing else.
         `cold`: one brief, then the process exits (the query encoders run in onnxruntime). `ray`: a sharded
-        index's shards as actors on this Ray cluster (default $CITATOR_RAY; without either, in this process)."""
+        index's shards as actors on this Ray cluster (default $CITATOR_RAY; without either, in this process).
+        What it serves is what was verified as it opened: once a file of the index changes, it refuses (one
+        line, IndexDirError) until it is opened again."""
         index_dir = path_argument(index_dir, "index_dir", IndexDirError)
-        searcher = open_searcher(index_dir, flag(cold, "cold", IndexDirError), optional_text(ray, "ray", IndexDirError))
-        if isinstance(searcher, ShardedSearcher):
-            return cls(searcher)
-        return cls(searcher, DocumentStore(searcher.index_dir / searcher.manifest.data_dir, searcher.doc_ids))
+        return cls(open_searcher(index_dir, flag(cold, "cold", IndexDirError),
+                                 optional_text(ray, "ray", IndexDirError)))
 
     @classmethod
     def build(cls, corpus: str | Path, index_dir: str | Path, model: str | Path | None = None,
@@ -94,8 +71,9 @@ class StanceIndex:
         """Build an index of `corpus` (JSONL: doc_id, text, ...) in `index_dir` and open it: `citator build
         --no-serve`. `model`: a trained artifacts directory (`citator train --out`), which the index copies what
         it searches with from; without one the index is the untrained hybrid, and `trained` says so. `encoder`: a local encoder directory (default: the bundled MiniLM)."""
-        from citator.stance.workload import build
+        from citator.stance.retrieve.index_dir import BuildOptions
         from citator.stance.retrieve.model import StanceModel
+        from citator.stance.workload import build
 
         # The same protection as the command line's: nothing the build reads is replaced or removed by it.
         corpus = path_argument(corpus, "corpus", IndexDirError)
@@ -104,14 +82,13 @@ class StanceIndex:
                           for p, name in ((model, "model"), (encoder, "encoder")))
         with command_inputs([str(p) for p in (corpus, model, encoder) if p is not None]):
             artifacts = None if model is None else StanceModel.load(Path(model))
-            build(Path(corpus), Path(index_dir), None if encoder is None else Path(encoder), serve=False,
-                  artifacts=artifacts)
+            options = BuildOptions(encoder_path=None if encoder is None else Path(encoder), artifacts=artifacts)
+            build(Path(corpus), Path(index_dir), options, serve=False)
         return cls.open(index_dir)
 
     def close(self) -> None:
         """Stop a sharded index's shard workers (nothing to do for one index)."""
-        if isinstance(self.searcher, ShardedSearcher):
-            self.searcher.close()
+        self.searcher.close()
 
     def cited(self, text: str) -> tuple[str, ...]:
         """The sections of this index that `text` cites exactly (`NRS 432B.220`, `D.C. Code § 16-2301`; every
@@ -124,7 +101,7 @@ class StanceIndex:
     @property
     def trained(self) -> bool:
         """Whether the index holds a trained proposition memory (it then gives memory reasons)."""
-        return self.searcher.manifest.artifacts_path is not None
+        return self.searcher.manifest.trained
 
     def search(self, text: str, stance: str = "all", k: int = 10) -> tuple[Hit, ...]:
         """The top `k` documents for `text` asked with `stance`, best first."""
@@ -140,9 +117,7 @@ class StanceIndex:
     def document(self, doc_id: str) -> Document:
         if _text(doc_id, "doc_id") not in self.positions:
             raise PropositionError(f"no document {doc_id!r} in this index")
-        if self.documents is None:
-            return self.searcher.document(self.positions[doc_id])  # type: ignore[union-attr]
-        return self.documents.get(self.positions[doc_id])
+        return self.searcher.document(self.positions[doc_id])
 
     def passage_in_place(self, doc_id: str, passage: int, text: str) -> tuple[Document, Span, tuple[Span, ...]]:
         """A document, the span of its passage number `passage` in its text, and the spans there of the words
@@ -167,45 +142,13 @@ class StanceIndex:
         text = _check(text, k)
         # The words a search reads (data/queries.py): the evidence is chosen and marked with the same.
         queries = cut_for_search([Query(f"q:{s}", text, s) for s in stances])
-        if isinstance(self.searcher, ShardedSearcher):
-            results = self.searcher.search(queries, k)
-            found = [[(scored, doc, e, ranks) for scored, (doc, e, ranks) in zip(line.results, row)]
-                     for line, row in zip(results, self.searcher.explain(queries, results))]
-        else:
-            found = self._explained(self.searcher, queries, k)
+        found = self.searcher.explained(queries, k)
         keys = self._keys(queries[0].text)
         return {query.stance: tuple(self._hit(rank, hit, keys) for rank, hit in enumerate(row, 1))
                 for query, row in zip(queries, found)}
 
-    def _explained(self, searcher: StanceSearcher, queries: Sequence[Query], k: int) -> list[list[_Found]]:
-        """One index's search of `queries`, each hit explained with the signals the search computed."""
-        rows: dict[int, _Row] = {}
-
-        def observe(start: int, signals: Mapping[str, np.ndarray], encoded: EncodedQueries | None) -> None:
-            for i in range(len(next(iter(signals.values()))) if signals else 0):
-                rows[start + i] = _Row({n: m[i] for n, m in signals.items()},
-                                       None if encoded is None else encoded.vectors[i])
-
-        results = searcher.search(queries, k, on_batch=observe)
-        base = None
-        if "dense" in searcher.needed_signals():  # the encoder remembers what the search asked it
-            base = searcher.encoder.encode_queries([q.text for q in queries], [q.stance for q in queries])
-        out = []
-        for r, (query, line) in enumerate(zip(queries, results)):
-            row = rows.get(r, _Row({}, None))
-            vector = row.vector
-            if vector is None and self.trained:  # the ranking used no fine-tuned signal; the reasons still need it
-                vector = searcher.encode([query]).vectors[0]
-            view = QueryView(query.text, row.signals, vector, None if base is None else base[r])
-            places = [self.positions[found.doc_id] for found in line.results]
-            explained = explain(searcher, view, places)
-            counts = count_above(row.signals, {n: [e.signals[n] for e in explained] for n in row.signals})
-            out.append([(found, self.documents.get(p), e, {n: 1 + counts[n][i] for n in e.signals})  # type: ignore[union-attr]
-                        for i, (found, p, e) in enumerate(zip(line.results, places, explained))])
-        return out
-
-    def _hit(self, rank: int, found: _Found, keys: set[str]) -> Hit:
-        scored, doc, e, ranks = found
+    def _hit(self, rank: int, found: Explained, keys: set[str]) -> Hit:
+        scored, doc, e, ranks = found.scored, found.document, found.explanation, found.ranks
         spans = passage_spans(doc.text, self.spec)
         span = spans[min(e.passage, len(spans) - 1)]
         passage_text = doc.text[span.start:span.end]
@@ -218,33 +161,6 @@ class StanceIndex:
 
     def _keys(self, text: str) -> set[str]:
         return term_keys(text, self._key)
-
-
-class _RememberLast:
-    """An encoder that answers a call repeating the last one (same texts, stances and options) with its result.
-
-    Only the query side is asked again, and only by the brief (for the evidence passage) right after the search
-    asked it; a batch's vectors are returned as that batch computed them, so nothing that ranks changes.
-    """
-
-    def __init__(self, encoder) -> None:  # type: ignore[no-untyped-def]
-        self.encoder = encoder
-        self._last: tuple[object, np.ndarray] | None = None
-        self._lock = threading.Lock()
-
-    def encode_queries(self, texts: Sequence[str], stances: Sequence[str], *args, **kwargs) -> np.ndarray:  # type: ignore[no-untyped-def]
-        key = (tuple(texts), tuple(stances), args, tuple(sorted(kwargs.items())))
-        with self._lock:
-            last = self._last
-        if last is not None and last[0] == key:
-            return last[1]
-        out = self.encoder.encode_queries(texts, stances, *args, **kwargs)
-        with self._lock:
-            self._last = (key, out)
-        return out
-
-    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
-        return getattr(self.encoder, name)
 
 
 def _is_citation(doc_id: str) -> bool:

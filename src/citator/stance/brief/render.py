@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from citator.data.escape import json_line, markdown_text
 from citator.errors import one_line
@@ -36,11 +36,15 @@ def excerpt(text: str, marks: Sequence[Span], words: int = EXCERPT_WORDS) -> tup
     return text[lo:hi], inside, best > 0, best + words < len(spans)
 
 
-def marked(text: str, marks: Sequence[Span], before: str, after: str, escape=lambda s: s) -> str:  # type: ignore[no-untyped-def]
+def _as_is(text: str) -> str:
+    return text
+
+
+def marked(text: str, marks: Sequence[Span], before: str, after: str, escape: Callable[[str], str] = _as_is) -> str:
     return "".join(f"{before}{escape(piece)}{after}" if on else escape(piece) for piece, on in split_marked(text, marks))
 
 
-def _evidence(hit: Hit, before: str, after: str, escape=lambda s: s) -> str:  # type: ignore[no-untyped-def]
+def _evidence(hit: Hit, before: str, after: str, escape: Callable[[str], str] = _as_is) -> str:
     text, marks, cut_before, cut_after = excerpt(hit.evidence.text, hit.evidence.marks)
     body = marked(text, marks, before, after, escape)
     return ("… " if cut_before else "") + body + (" …" if cut_after else "")

@@ -16,11 +16,19 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from tqdm import tqdm
 
 from citator.engines.passages import document_of_passage
+from citator.errors import ConfigError
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedModel
+
+    from citator.models.transformer_encoder import TransformerEncoder
 
 
 @dataclass(frozen=True)
@@ -131,31 +139,25 @@ def finetune_query_encoder(
     others: `query_prefixes`, which are then saved with the model).
     """
     import torch
-    import torch.nn.functional as F
 
     from citator.models.load import load_encoder
-    from citator.models.transformer_encoder import QUERY_FORMAT_FILE
+    from citator.models.transformer_encoder import TransformerEncoder
 
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
     device = training_device()
     # Loaded on the CPU, in fp32, then moved: loaded straight onto a GPU its weights would come rounded to bf16.
     encoder = load_encoder(base_dir, device="cpu")
-    is_instructed = type(encoder).__name__ == "Qwen3Encoder"
-    if query_prefixes and not is_instructed:
+    if not isinstance(encoder, TransformerEncoder):
+        raise ConfigError(f"{base_dir}: fine-tuning needs a transformers encoder, not {encoder.model_id}")
+    if query_prefixes and not encoder.instructed:
         encoder.query_prefixes = dict(query_prefixes)
-    model, tokenizer = encoder.model, encoder.tokenizer
+    model = encoder.model
     # Full fine-tuning keeps fp32 master weights; in bf16 the forward pass runs under autocast.
     model.float().to(device).train()
     encoder.device = device
-    bf16 = resolve_precision(config.precision, device) == "bf16"
-    autocast = torch.autocast(device, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     _freeze_bottom(model, config.frozen_layers)
-    passages = torch.from_numpy(np.asarray(passage_vectors, dtype=np.float32)).to(device)
-    n_docs = len(starts)
-    doc_of_passage = torch.from_numpy(document_of_passage(starts, len(passages))).to(device)
-    log_opposite = math.log(config.opposite_weight)
-
+    target = _Target.of(passage_vectors, starts, config, device)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate,
                                   weight_decay=0.01)
     steps = config.epochs * math.ceil(len(examples) / config.batch_size)
@@ -172,25 +174,7 @@ def finetune_query_encoder(
             order = list(examples)
             rng.shuffle(order)
         for start in range(0, len(order), config.batch_size):
-            batch = order[start : start + config.batch_size]
-            tokens = tokenizer([encoder.format_query(e.text, e.stance) for e in batch], padding=True, truncation=True,
-                               max_length=config.query_max_length, return_tensors="pt").to(device)
-            with autocast:
-                hidden = model(**tokens).last_hidden_state
-            queries = F.normalize(encoder._pool(hidden, tokens["attention_mask"]).float(), p=2, dim=-1)
-            sims = queries @ passages.T  # (b, n_passages)
-            doc_logits = torch.full((len(batch), n_docs), -1e4, device=device).scatter_reduce(
-                1, doc_of_passage.expand(len(batch), -1), sims, reduce="amax", include_self=False
-            ) / config.temperature
-            positive = torch.zeros_like(doc_logits, dtype=torch.bool)
-            for i, e in enumerate(batch):
-                positive[i, list(e.positives)] = True
-                if e.opposite:
-                    doc_logits[i, list(e.opposite)] += log_opposite
-            # Multi-positive InfoNCE: -log of the probability mass on the relevant documents.
-            loss = (torch.logsumexp(doc_logits, 1) - torch.logsumexp(doc_logits.masked_fill(~positive, -1e9), 1)).mean()
-            if config.pair_weight > 0:
-                loss = loss + config.pair_weight * _pair_loss(queries, batch, config.temperature)
+            loss = _batch_loss(encoder, order[start : start + config.batch_size], target, config)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
@@ -200,11 +184,73 @@ def finetune_query_encoder(
             bar.update(1)
             bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
     bar.close()
-    model.eval()
+    _save(encoder, base_dir, out_dir, query_prefixes)
+    tenth = max(1, len(losses) // 10)
+    return {"steps": float(len(losses)), "loss_first_tenth": sum(losses[:tenth]) / tenth,
+            "loss_last_tenth": sum(losses[-tenth:]) / tenth}
+
+
+@dataclass(frozen=True)
+class _Target:
+    """What a fine-tuning batch is scored against: the frozen passage vectors, each passage's document, the number
+    of documents, the log-weight of an opposite-stance document, the device and the forward pass's precision."""
+
+    passages: torch.Tensor
+    doc_of_passage: torch.Tensor
+    n_docs: int
+    log_opposite: float
+    device: str
+    bf16: bool
+
+    @classmethod
+    def of(cls, passage_vectors: np.ndarray, starts: np.ndarray, config: FinetuneConfig, device: str) -> _Target:
+        import torch
+
+        passages = torch.from_numpy(np.asarray(passage_vectors, dtype=np.float32)).to(device)
+        doc_of_passage = torch.from_numpy(document_of_passage(starts, len(passages))).to(device)
+        return cls(passages, doc_of_passage, len(starts), math.log(config.opposite_weight), device,
+                   resolve_precision(config.precision, device) == "bf16")
+
+
+def _batch_loss(encoder: TransformerEncoder, batch: Sequence[QueryExample], target: _Target,
+                config: FinetuneConfig) -> torch.Tensor:
+    """The batch's loss: multi-positive InfoNCE over documents (a document scores as its best passage), opposite-
+    stance documents weighted up, plus the pair loss."""
+    import torch
+    import torch.nn.functional as F
+
+    tokens = encoder.tokenizer([encoder.format_query(e.text, e.stance) for e in batch], padding=True, truncation=True,
+                               max_length=config.query_max_length, return_tensors="pt").to(target.device)
+    autocast = torch.autocast(target.device, dtype=torch.bfloat16) if target.bf16 else contextlib.nullcontext()
+    with autocast:
+        hidden = encoder.model(**tokens).last_hidden_state
+    queries = F.normalize(encoder.pool(hidden, tokens["attention_mask"]).float(), p=2, dim=-1)
+    sims = queries @ target.passages.T  # (b, n_passages)
+    doc_logits = torch.full((len(batch), target.n_docs), -1e4, device=target.device).scatter_reduce(
+        1, target.doc_of_passage.expand(len(batch), -1), sims, reduce="amax", include_self=False
+    ) / config.temperature
+    positive = torch.zeros_like(doc_logits, dtype=torch.bool)
+    for i, e in enumerate(batch):
+        positive[i, list(e.positives)] = True
+        if e.opposite:
+            doc_logits[i, list(e.opposite)] += target.log_opposite
+    # Multi-positive InfoNCE: -log of the probability mass on the relevant documents.
+    loss = (torch.logsumexp(doc_logits, 1) - torch.logsumexp(doc_logits.masked_fill(~positive, -1e9), 1)).mean()
+    if config.pair_weight > 0:
+        loss = loss + config.pair_weight * _pair_loss(queries, batch, config.temperature)
+    return loss
+
+
+def _save(encoder: TransformerEncoder, base_dir: Path, out_dir: Path, query_prefixes: dict[str, str] | None) -> None:
+    """The fine-tuned encoder into `out_dir`: its weights and tokenizer, its learned query prefixes, and the base's
+    sentence-transformers files (pooling, maximum length)."""
+    from citator.models.transformer_encoder import QUERY_FORMAT_FILE
+
+    encoder.model.eval()
     out_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out_dir)
-    tokenizer.save_pretrained(out_dir)
-    if query_prefixes and not is_instructed:
+    encoder.model.save_pretrained(out_dir)
+    encoder.tokenizer.save_pretrained(out_dir)
+    if query_prefixes and not encoder.instructed:
         (out_dir / QUERY_FORMAT_FILE).write_text(json.dumps({"query_prefixes": query_prefixes}, indent=2))
     for extra in ("1_Pooling", "sentence_bert_config.json", "modules.json", "config_sentence_transformers.json"):
         src = Path(base_dir) / extra
@@ -212,9 +258,6 @@ def finetune_query_encoder(
             shutil.copytree(src, out_dir / extra, dirs_exist_ok=True)
         elif src.is_file():
             shutil.copy(src, out_dir / extra)
-    tenth = max(1, len(losses) // 10)
-    return {"steps": float(len(losses)), "loss_first_tenth": sum(losses[:tenth]) / tenth,
-            "loss_last_tenth": sum(losses[-tenth:]) / tenth}
 
 
 def paired_order(examples: Sequence[QueryExample], rng: random.Random) -> list[QueryExample]:
@@ -239,7 +282,7 @@ def paired_order(examples: Sequence[QueryExample], rng: random.Random) -> list[Q
     return [examples[i] for unit in units for i in unit]
 
 
-def _pair_loss(queries, batch: Sequence[QueryExample], temperature: float):  # type: ignore[no-untyped-def]
+def _pair_loss(queries: torch.Tensor, batch: Sequence[QueryExample], temperature: float) -> torch.Tensor:
     """Multi-positive InfoNCE among the batch's queries: those citing a common document are each other's positives."""
     import torch
 
@@ -254,7 +297,7 @@ def _pair_loss(queries, batch: Sequence[QueryExample], temperature: float):  # t
     return (torch.logsumexp(logits, 1) - torch.logsumexp(logits.masked_fill(~same, -1e9), 1))[has].mean()
 
 
-def _freeze_bottom(model, layers: int) -> None:  # type: ignore[no-untyped-def]
+def _freeze_bottom(model: PreTrainedModel, layers: int) -> None:
     """Freeze the input embeddings and the first `layers` transformer layers (BERT- and Qwen3-style models)."""
     model.get_input_embeddings().weight.requires_grad_(False)
     stack = getattr(getattr(model, "encoder", None), "layer", None) or getattr(model, "layers", None) or []

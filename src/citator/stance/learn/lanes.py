@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -85,10 +85,11 @@ def run_in_lanes(jobs: Sequence[Callable[[], T]], costs: Sequence[float], lanes:
             conns.append(parent)
         waiting = dict(zip(conns, plan))
         while waiting:
-            for conn in wait(list(waiting)):
-                lane = waiting.pop(conn)  # type: ignore[call-overload]
+            for ready in wait(list(waiting)):
+                conn = cast(Connection, ready)  # wait() hands back the very connections it was given
+                lane = waiting.pop(conn)
                 try:
-                    status, value = conn.recv()  # type: ignore[union-attr]
+                    status, value = conn.recv()
                 except EOFError:
                     raise LaneError("a lane's process died without a result") from None
                 if status != "done":
@@ -106,4 +107,4 @@ def run_in_lanes(jobs: Sequence[Callable[[], T]], costs: Sequence[float], lanes:
                 if proc.is_alive():
                     proc.terminate()
                 proc.join()
-    return results  # type: ignore[return-value]
+    return cast(list[T], results)  # every job's result is in by now

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
@@ -45,10 +46,21 @@ def fit_linear_ranker(
                         float(w[-1]), candidates)
 
 
-def fit_lambdamart(
-    names: Sequence[str], x: np.ndarray, y: np.ndarray, candidates: int = 200, trees: int = 300, leaves: int = 15,
-    learning_rate: float = 0.05, min_leaf: int = 50, seed: int = 13,
-) -> TreeRanker:
+@dataclass(frozen=True)
+class LambdaMartSettings:
+    """LambdaMART's settings: the candidates the ranker reorders at search, the trees, their leaves, the learning
+    rate, the fewest rows a leaf holds, and the seed."""
+
+    candidates: int = 200
+    trees: int = 300
+    leaves: int = 15
+    learning_rate: float = 0.05
+    min_leaf: int = 50
+    seed: int = 13
+
+
+def fit_lambdamart(names: Sequence[str], x: np.ndarray, y: np.ndarray,
+                   settings: LambdaMartSettings = LambdaMartSettings()) -> TreeRanker:
     """x: (n_queries, n_candidates, n_features), y: (n_queries, n_candidates) in {0, 1}; queries with no relevant
     candidate teach a ranking nothing and are left out. Deterministic for a given input and seed."""
     lightgbm = import_lightgbm()
@@ -58,11 +70,11 @@ def fit_lambdamart(
     nq, nc, nf = x[keep].shape
     data = lightgbm.Dataset(x[keep].reshape(-1, nf).astype(np.float64), label=y[keep].reshape(-1).astype(np.int32),
                             group=[nc] * nq, feature_name=[_lgb_name(n) for n in names], free_raw_data=True)
-    params = {"objective": "lambdarank", "lambdarank_truncation_level": 20, "num_leaves": leaves,
-              "learning_rate": learning_rate, "min_data_in_leaf": min_leaf, "seed": seed, "deterministic": True,
-              "force_row_wise": True, "num_threads": 0, "verbosity": -1}
-    booster = lightgbm.train(params, data, num_boost_round=trees)
-    return TreeRanker(tuple(names), booster.model_to_string(), candidates)
+    params = {"objective": "lambdarank", "lambdarank_truncation_level": 20, "num_leaves": settings.leaves,
+              "learning_rate": settings.learning_rate, "min_data_in_leaf": settings.min_leaf, "seed": settings.seed,
+              "deterministic": True, "force_row_wise": True, "num_threads": 0, "verbosity": -1}
+    booster = lightgbm.train(params, data, num_boost_round=settings.trees)
+    return TreeRanker(tuple(names), booster.model_to_string(), settings.candidates)
 
 
 def _lgb_name(name: str) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 from citator.data.records import Document
 from citator.data.jsonl import loads
 from citator.errors import IndexDirError
-from citator.stance.retrieve.manifest import DOCUMENT_OFFSETS, DOCUMENTS
+from citator.stance.retrieve.layout import DOCUMENT_OFFSETS, DOCUMENTS
 
 
 

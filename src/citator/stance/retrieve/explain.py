@@ -10,15 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-from citator.engines.dense import exact_inner
+from citator.data.records import Document, ScoredDoc
+from citator.engines.dense import DenseIndex, exact_inner
+from citator.engines.lexical import LexicalIndex
+from citator.stance.retrieve.layout import Manifest
+from citator.stance.retrieve.learned import LearnedParts
 from citator.stance.retrieve.memory import MemoryEntry
 
-if TYPE_CHECKING:
-    from citator.stance.retrieve.searcher import StanceSearcher
+
+class Explaining(Protocol):
+    """What explaining a hit reads of an index (a StanceSearcher, or a shard's): its passages' BM25 and vectors,
+    each document's first passage, its manifest and the trained model's parts."""
+
+    lexical_passage: LexicalIndex
+    dense: DenseIndex
+    passage_starts: np.ndarray
+    manifest: Manifest
+    learned: LearnedParts | None
 
 # Training propositions shown per document as the reasons it ranked.
 REASONS = 3
@@ -48,7 +60,18 @@ class Explanation:
     reasons: tuple[tuple[MemoryEntry, float], ...] | None
 
 
-def explain(searcher: StanceSearcher, view: QueryView, positions: Sequence[int]) -> list[Explanation]:
+@dataclass(frozen=True)
+class Explained:
+    """A hit as its index explains it: its place and score, its document, the explanation, and its rank under each
+    signal over the whole corpus."""
+
+    scored: ScoredDoc
+    document: Document
+    explanation: Explanation
+    ranks: Mapping[str, int]
+
+
+def explain(searcher: Explaining, view: QueryView, positions: Sequence[int]) -> list[Explanation]:
     """Each document at `positions` explained for the query `view`. The passage is chosen by the dense passage
     signal the ranking used (the fine-tuned encoder's where the index has one), else by BM25 over passages."""
     names = set(view.signals)
@@ -59,7 +82,7 @@ def explain(searcher: StanceSearcher, view: QueryView, positions: Sequence[int])
     else:
         name, vector = "bm25_maxp", None
     bm25 = searcher.lexical_passage.score_all([view.text])[0] if vector is None else None
-    trained = searcher.manifest.artifacts_path is not None  # it then holds the memory and its links
+    trained = searcher.manifest.trained  # it then holds the memory and its links
     out = []
     for position in positions:
         first, last = passage_range(searcher, position)
@@ -75,7 +98,7 @@ def explain(searcher: StanceSearcher, view: QueryView, positions: Sequence[int])
     return out
 
 
-def passage_range(searcher: StanceSearcher, position: int) -> tuple[int, int]:
+def passage_range(searcher: Explaining, position: int) -> tuple[int, int]:
     """The index's passages [first, last) of the document at `position`."""
     starts = searcher.passage_starts
     first = int(starts[position])
@@ -88,7 +111,7 @@ def count_above(signals: Mapping[str, np.ndarray], values: Mapping[str, Sequence
     return {name: [int((signals[name] > v).sum()) for v in vs] for name, vs in values.items() if name in signals}
 
 
-def _reasons(searcher: StanceSearcher, position: int, vector: np.ndarray | None
+def _reasons(searcher: Explaining, position: int, vector: np.ndarray | None
              ) -> tuple[tuple[MemoryEntry, float], ...]:
     """The training propositions nearest the query among those that cite the document (one per proposition and
     stance), nearest first."""

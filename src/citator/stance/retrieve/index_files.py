@@ -3,13 +3,16 @@
 The manifest lists every file of the data folder with its size and sha256. Sizes are checked on every read of the
 manifest (a stat per file: run.sh's client path can afford it); digests, array shapes, dtypes and finiteness when
 the arrays are loaded to search (the search server's start and a cold in-process search), so a damaged index is an
-IndexDirError naming the file and what is wrong, never a traceback or a silent ranking of zeros.
+IndexDirError naming the file and what is wrong, never a traceback or a silent ranking of zeros. An opened index
+then stays what was verified: `AsVerified` refuses one whose files changed since.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,16 +26,11 @@ if TYPE_CHECKING:  # run.sh's client path imports no numpy
 REBUILD = "rebuild with build.sh"
 
 
-# Made in every build folder as it is created and removed when the build switches to it (stance/retrieve/
-# index_dir.py): a later build removes folders that still carry it (left by a build that did not finish) and the one
-# the manifest named. It is no part of the index, and no file table lists it.
-BUILD_MARK = ".citator-build"
-
-
-def record_files(data_dir: Path) -> dict[str, dict[str, Any]]:
-    """Every regular file under `data_dir` (relative POSIX path) -> {"bytes", "sha256"}."""
+def record_files(data_dir: Path, leave_out: Collection[str] = ()) -> dict[str, dict[str, Any]]:
+    """Every regular file under `data_dir` (relative POSIX path) -> {"bytes", "sha256"}, but those named
+    `leave_out` (a build's own mark)."""
     return {path.relative_to(data_dir).as_posix(): file_entry(path) for path in sorted(data_dir.rglob("*"))
-            if path.is_file() and not path.is_symlink() and path.name != BUILD_MARK}
+            if path.is_file() and not path.is_symlink() and path.name not in leave_out}
 
 
 def file_entry(path: Path) -> dict[str, Any]:
@@ -55,7 +53,7 @@ def check_recorded(files: Any, where: Path, remedy: str = REBUILD) -> dict[str, 
     return files
 
 
-def verify_sizes(data_dir: Path, files: dict[str, dict[str, Any]], remedy: str = REBUILD) -> None:
+def verify_sizes(data_dir: Path, files: Mapping[str, Mapping[str, Any]], remedy: str = REBUILD) -> None:
     """Each recorded file is there, a regular file, of its recorded size (a truncated or swapped file is refused)."""
     for name, entry in files.items():
         path = data_dir / name
@@ -69,11 +67,48 @@ def verify_sizes(data_dir: Path, files: dict[str, dict[str, Any]], remedy: str =
             raise IndexDirError(f"{path}: {st.st_size} bytes, made as {entry['bytes']} (damaged); {remedy}")
 
 
-def verify_digests(data_dir: Path, files: dict[str, dict[str, Any]], remedy: str = REBUILD) -> None:
+def verify_digests(data_dir: Path, files: Mapping[str, Mapping[str, Any]], remedy: str = REBUILD) -> None:
     """Each recorded file has its recorded sha256."""
     for name, entry in files.items():
         if sha256_file(data_dir / name) != entry["sha256"]:
             raise IndexDirError(f"{data_dir / name}: content differs from what was made (sha256); {remedy}")
+
+
+# What identifies a file's state: device and inode (which file), size, and the times of its last write and of its
+# last change of any kind (ctime: set by the kernel on every write, chmod or utime, so a write whose mtime is set
+# back still shows).
+FileState = tuple[int, int, int, int, int]
+
+
+def file_state(path: Path) -> FileState | None:
+    """The state of the file at `path` (None: absent or unreadable)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+@dataclass(frozen=True)
+class AsVerified:
+    """The state of an index's files taken before their digests were checked, checked again once they were: what
+    an opened index serves later is what was verified then. Its files stay mapped or open (the dense vectors, the
+    document tokens, the BM25 arrays, the corpus copy), so a file written in place afterwards, even at the same size
+    and with its old mtime set back, would change answers; `check` after each use refuses them instead."""
+
+    data_dir: Path
+    states: dict[str, FileState | None]
+
+    @classmethod
+    def take(cls, data_dir: Path, names: Iterable[str]) -> AsVerified:
+        return cls(data_dir, {name: file_state(data_dir / name) for name in names})
+
+    def check(self) -> None:
+        """An IndexDirError naming the first file that is not as it was when verified (written, replaced or gone)."""
+        for name, state in self.states.items():
+            if file_state(self.data_dir / name) != state:
+                raise IndexDirError(f"{self.data_dir / name}: changed since the index was opened (written, replaced "
+                                    "or removed); open the index again")
 
 
 def load_array(path: Path, ndim: int, kind: str, rows: int | None = None, mmap: bool = False) -> np.ndarray:

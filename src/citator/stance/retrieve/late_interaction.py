@@ -26,6 +26,7 @@ from threadpoolctl import threadpool_limits
 
 from citator.data.atomic import save_npy_atomic
 from citator.models.encoder import Encoder, TokenStates
+from citator.stance.retrieve.layout import LATE_OFFSETS, LATE_SCALES, LATE_TOKENS
 
 SIGNAL = "maxsim"
 # Most bytes of gathered query tokens that maxsim holds at once (one block of documents).
@@ -33,9 +34,8 @@ BLOCK_BYTES = 256 << 20
 # Candidates scored per query: the learned ranker's own candidates (CaseFacts out-of-fold train NDCG@10 of the
 # learned fusion, content tokens on both sides: 0.5014 scoring the top 70, 0.5068 the top 100).
 DEPTH = 100
-TOKENS = "late_tokens.npy"
-SCALES = "late_scales.npy"
-OFFSETS = "late_offsets.npy"
+# A store's files (in an index's data folder, or a folder of base passages kept by a PassageStore).
+TOKENS, SCALES, OFFSETS = LATE_TOKENS, LATE_SCALES, LATE_OFFSETS
 
 
 @dataclass(frozen=True)
@@ -174,8 +174,9 @@ def int8_products(left: np.ndarray, right: np.ndarray) -> np.ndarray:
         # torch wants writable memory: a memory-mapped store's rows are copied (a document's: tens of kB).
         left, right = (a if a.flags.writeable and a.flags.c_contiguous else np.array(a) for a in (left, right))
         return torch._int_mm(torch.from_numpy(left), torch.from_numpy(right).T).numpy().astype(np.float32)
-    wide = np.float32 if left.shape[1] * 127 * 127 < 2**24 else np.float64
-    return (left.astype(wide) @ right.astype(wide).T).astype(np.float32)
+    if left.shape[1] * 127 * 127 < 2**24:
+        return (left.astype(np.float32) @ right.astype(np.float32).T).astype(np.float32)
+    return (left.astype(np.float64) @ right.astype(np.float64).T).astype(np.float32)
 
 
 def maxsim(queries: TokenStates, candidates: np.ndarray, store: TokenStore) -> np.ndarray:

@@ -16,6 +16,10 @@ from citator.engines.dense import exact_inner, normalise_rows
 from citator.engines.fusion import top_k
 
 
+# A saved memory's files: its entries (JSONL) and their vectors.
+ENTRIES, VECTORS = "memory.jsonl", "memory_vectors.npy"
+
+
 @dataclass(frozen=True)
 class MemoryEntry:
     proposition_id: str
@@ -38,13 +42,13 @@ class PropositionMemory:
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        write_jsonl_atomic(directory / "memory.jsonl", (e.__dict__ for e in self.entries))
-        save_npy_atomic(directory / "memory_vectors.npy", self.vectors.astype(np.float16))
+        write_jsonl_atomic(directory / ENTRIES, (e.__dict__ for e in self.entries))
+        save_npy_atomic(directory / VECTORS, self.vectors.astype(np.float16))
 
     @classmethod
     def load(cls, directory: Path) -> PropositionMemory:
         """Read and check a saved memory (typed errors name file, line and field)."""
-        path = directory / "memory.jsonl"
+        path = directory / ENTRIES
         entries = []
         for line, obj in iter_jsonl(path, ArtifactError):
             fields = [require_str(obj, key, path, line, ArtifactError, nonempty=key != "text")
@@ -59,8 +63,9 @@ class PropositionMemory:
                 lists.append(tuple(value))
             if len(lists[0]) != len(lists[1]):
                 raise ArtifactError(path, line, "one title per doc id expected", field="doc_titles")
-            entries.append(MemoryEntry(*fields, *lists))
-        vectors_path = directory / "memory_vectors.npy"
+            proposition_id, stance, text = fields
+            entries.append(MemoryEntry(proposition_id, stance, text, lists[0], lists[1]))
+        vectors_path = directory / VECTORS
         try:
             vectors = np.load(vectors_path).astype(np.float32)
         except (OSError, ValueError, EOFError) as exc:

@@ -33,6 +33,9 @@ FUSIONS: tuple[Fusion, ...] = ("interpolate", "learned")
 RANKERS: tuple[RankerKind, ...] = ("none", "linear", "lambdamart")
 # The parts a model ships (recorded and verified); the encoder and the memory are required.
 ENCODER, MEMORY, RANKER = "encoder", "memory", "ranker.json"
+# Training's scratch folder beside the parts (fold encoders, the dev index, its base passages): no part of the
+# model, and a copy of the model may lack it.
+WORK = "work"
 REQUIRED = (f"{ENCODER}/config.json", f"{MEMORY}/memory.jsonl")
 FIELDS = {"format", "complete", "base_encoder", "fusion", "weights", "ranker", "files", "report"}
 
@@ -71,6 +74,10 @@ class StanceModel:
     @property
     def memory_dir(self) -> Path:
         return self.root / MEMORY
+
+    @property
+    def work_dir(self) -> Path:
+        return work_dir(self.root)
 
     @property
     def manifest_path(self) -> Path:
@@ -126,9 +133,14 @@ class StanceModel:
             if part not in model.files:
                 raise IndexDirError(f"{root}: {part} is not recorded; {RETRAIN}")
         _refuse_unrecorded(model)
-        verify_sizes(root, dict(model.files), RETRAIN)
-        verify_digests(root, dict(model.files), RETRAIN)
+        verify_sizes(root, model.files, RETRAIN)
+        verify_digests(root, model.files, RETRAIN)
         return model
+
+
+def work_dir(root: Path) -> Path:
+    """The work folder of the model in `root` (training writes it before the model is recorded)."""
+    return root / WORK
 
 
 def default_artifacts() -> Path | None:

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,8 +22,11 @@ from citator.data.atomic import write_json_atomic
 from citator.data.jsonl import loads
 from citator.errors import IndexDirError
 from citator.models.encoder import TokenStates
-from citator.engines.fusion import Bounds, best_n, interpolate, normalise, top_k, topn_bounds
+from citator.engines.fusion import Bounds, best_n, normalise, topn_bounds
 from citator.stance.retrieve.late_interaction import DEPTH as LATE_DEPTH, SIGNAL as LATE_SIGNAL, TokenStore, maxsim
+
+if TYPE_CHECKING:  # imported where a ranker first scores (import_lightgbm)
+    import lightgbm
 
 _YEAR = re.compile(r"^(\d{4})")
 # The candidates a year is centred on: the depth the learned ranker reorders at search (it is fitted on more).
@@ -135,24 +140,6 @@ def _normalise_scored(scores: np.ndarray) -> np.ndarray:
     return ((scores - floor) / span).astype(np.float32)
 
 
-def ranked_candidates(
-    signals: Mapping[str, np.ndarray], stances: Sequence[str], years: np.ndarray, weights: Mapping[str, float],
-    depth: int, norm_depth: int = 100, citations: Mapping[str, np.ndarray] | None = None,
-    tokens: TokenStates | None = None, store: TokenStore | None = None,
-) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
-    """The interpolation's scores, its top `depth` candidates per query, and the ranker's features for them.
-
-    With query `tokens` and a document token `store`, the first late_interaction.DEPTH candidates are also scored
-    by late interaction (the others get NaN). Search and training share this, so a ranker sees its features
-    computed the same way in both.
-    """
-    base = interpolate(signals, weights, norm_depth)
-    cand, _ = top_k(base, depth)
-    late = late_scores(tokens, cand, store) if tokens is not None and store is not None else None
-    names, x = candidate_features(signals, stances, years, cand, norm_depth, citations=citations, late=late)
-    return base, cand, names, x
-
-
 def late_scores(tokens: TokenStates, candidates: np.ndarray, store: TokenStore) -> np.ndarray:
     """Late interaction of each query's first late_interaction.DEPTH candidates; NaN for the others."""
     late = np.full(candidates.shape, np.nan, dtype=np.float32)
@@ -203,10 +190,10 @@ class LinearRanker:
 
     @classmethod
     def load(cls, path: Path) -> LinearRanker:
-        return cls._from_json(loads(path.read_text(encoding="utf-8")))
+        return cls.from_json(loads(path.read_text(encoding="utf-8")))
 
     @classmethod
-    def _from_json(cls, obj: dict) -> LinearRanker:  # type: ignore[type-arg]
+    def from_json(cls, obj: dict[str, Any]) -> LinearRanker:
         """Every field checked: a ranker file is read back from disk, and a string weight would fail at search."""
         features = tuple(obj["features"])
         if not features or not all(isinstance(f, str) for f in features):
@@ -218,7 +205,8 @@ class LinearRanker:
         if not _finite(obj["bias"]) or isinstance(obj.get("candidates", 200), bool) \
                 or not isinstance(obj.get("candidates", 200), int) or obj.get("candidates", 200) < 1:
             raise TypeError("bias must be a finite number and candidates a whole number of at least 1")
-        return cls(features, *columns, float(obj["bias"]), int(obj.get("candidates", 200)))
+        mean, scale, weights = columns
+        return cls(features, mean, scale, weights, float(obj["bias"]), int(obj.get("candidates", 200)))
 
 
 @dataclass(frozen=True)
@@ -230,7 +218,7 @@ class TreeRanker:
     candidates: int = 200
 
     @cached_property
-    def _booster(self):  # type: ignore[no-untyped-def]
+    def _booster(self) -> lightgbm.Booster:
         """Parsed from the model text on first use (cached_property writes the instance dict, frozen or not)."""
         return import_lightgbm().Booster(model_str=self.model)
 
@@ -251,13 +239,14 @@ Ranker = LinearRanker | TreeRanker
 _LIGHTGBM_EXTRAS = ("sklearn", "pandas", "matplotlib", "dask", "pyarrow", "cffi", "graphviz", "polars", "datatable")
 
 
-def import_lightgbm():  # type: ignore[no-untyped-def]
+def import_lightgbm() -> ModuleType:
     """The lightgbm module, imported (the first time) with its optional wrappers' packages held back."""
     if "lightgbm" in sys.modules:
         return sys.modules["lightgbm"]
     held = [m for m in _LIGHTGBM_EXTRAS if m not in sys.modules]
     for name in held:
-        sys.modules[name] = None  # type: ignore[assignment]  # makes `import name` raise ImportError
+        # None in sys.modules makes `import name` raise ImportError: Python's documented way to hold a module back.
+        sys.modules[name] = None  # type: ignore[assignment]  # sys.modules is typed as holding modules only
     try:
         import lightgbm
     finally:
@@ -279,7 +268,7 @@ def load_ranker(path: Path) -> Ranker:
         obj = loads(path.read_text(encoding="utf-8"))
         kind = obj.get("kind", "linear")
         if kind == "linear":
-            return LinearRanker._from_json(obj)
+            return LinearRanker.from_json(obj)
         if kind == "lambdamart":
             features = tuple(obj["features"])
             if not features or not all(isinstance(f, str) for f in features) or not isinstance(obj["model"], str):

@@ -4,28 +4,35 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from citator.data.queries import cut_for_search
-from citator.data.records import Query, ResultLine, ScoredDoc
-from citator.stance.retrieve import contrast
-from citator.stance.retrieve.config import RetrievalConfig
+from citator.data.records import Document, Query, ResultLine, ScoredDoc
 from citator.engines import dense as dense_module
 from citator.engines.dense import DenseIndex
-from citator.engines.fusion import interpolate, rrf, top_k
-from citator.stance.retrieve.index_files import check_starts, load_array, load_doc_ids, verify_digests
-from citator.stance.retrieve.manifest import FINETUNED_ENCODER, QUERY_GRAPHS, Manifest, read_manifest
-from citator.stance.retrieve.learned import LearnedParts, reads_encoder
+from citator.engines.fusion import top_k
 from citator.engines.lexical import LexicalIndex
 from citator.engines.passages import document_of_passage, max_per_document
-from citator.stance.retrieve.late_interaction import TokenStore, reads_late_interaction
-from citator.stance.retrieve.ranker import Ranker, doc_years, load_ranker, ranked_candidates, ranked_places
-
-if TYPE_CHECKING:
-    from citator.models.encoder import TokenStates
+from citator.errors import ConfigError, IndexDirError
+from citator.models.encoder import Encoder, TokenStates
+from citator.stance.retrieve import contrast
+from citator.stance.retrieve.config import RetrievalConfig
+from citator.stance.retrieve.documents import DocumentStore
+from citator.stance.retrieve.explain import Explained, QueryView, count_above, explain
+from citator.stance.retrieve.features import FeatureTable
+from citator.stance.retrieve.index_files import (
+    REBUILD, AsVerified, check_starts, load_array, load_doc_ids, verify_digests,
+)
+from citator.stance.retrieve.late_interaction import OFFSETS, SCALES, TOKENS, TokenStore, reads_late_interaction
+from citator.stance.retrieve.layout import (
+    DENSE, DOC_IDS, FINETUNED_ENCODER, LEXICAL_DOC, LEXICAL_PASSAGE, PASSAGE_STARTS, QUERY_GRAPHS, RANKER, IndexFolder,
+    open_folder, query_graph,
+)
+from citator.stance.retrieve.learned import LearnedParts, reads_encoder
+from citator.stance.retrieve.ranker import Ranker, doc_years, load_ranker
 
 # A signal maps a batch of queries to a (n_queries, n_docs) score matrix.
 Signal = Callable[[Sequence[Query]], np.ndarray]
@@ -58,144 +65,145 @@ def _is_weights(name: str) -> bool:
     return name.endswith((".safetensors", ".bin"))
 
 
-def _learned_parts(path: Callable[[str], Path], n_docs: int, width: int) -> LearnedParts:
-    """The model's parts the build copied into the index and linked to its documents, checked (vectors of the
-    passage vectors' `width`: queries meet them in the same space)."""
-    from citator.errors import IndexDirError
-    from citator.stance.retrieve.memory import PropositionMemory
-
-    memory = PropositionMemory.load(path("memory"))
-    links = load_array(path("memory_links.npy"), 2, "i", rows=2)
-    if len(links[0]) and (int(links[1].max()) >= n_docs or int(links[0].max()) >= len(memory.entries)
-                          or int(links.min()) < 0):
-        raise IndexDirError(f"{path('memory_links.npy')}: links point outside the corpus; rebuild with build.sh")
-    vectors = (load_array(path("doc_embedding.npy"), 2, "f", rows=n_docs) if path("doc_embedding.npy").is_file()
-               else None)
-    for name, array in (("memory/memory_vectors.npy", memory.vectors), ("doc_embedding.npy", vectors)):
-        if array is not None and len(array) and (array.ndim != 2 or array.shape[1] != width):
-            raise IndexDirError(f"{path(name)}: vectors of shape {array.shape}, not of width {width} as the "
-                                "passage vectors; rebuild with build.sh")
-    return LearnedParts.of(memory, (links[0], links[1]), vectors, LexicalIndex.load(path("lexical_expanded")), n_docs)
-
-
 def _checked_tokens(data_dir: Path, n_docs: int) -> TokenStore:
     """The late-interaction token store, its arrays checked against each other and the corpus."""
-    from citator.errors import IndexDirError
-    from citator.stance.retrieve.late_interaction import OFFSETS, SCALES, TOKENS
-
     tokens = load_array(data_dir / TOKENS, 2, "i", mmap=True)
     scales = load_array(data_dir / SCALES, 1, "f", rows=tokens.shape[0])
     offsets = load_array(data_dir / OFFSETS, 1, "i", rows=n_docs + 1)
     if n_docs and (int(offsets[0]) != 0 or int(offsets[-1]) != tokens.shape[0] or bool((np.diff(offsets) < 0).any())):
         raise IndexDirError(f"{data_dir / OFFSETS}: offsets do not cut the {tokens.shape[0]} tokens in order; "
-                            "rebuild with build.sh")
+                            f"{REBUILD}")
     return TokenStore(tokens, scales, offsets)
 
 
-def query_encoder(index_dir: Path, manifest: Manifest, model_dir: str | Path, graph_name: str | None,  # type: ignore[no-untyped-def]
-                  cold: bool):
+def query_encoder(folder: IndexFolder, model_dir: str | Path, graph_name: str | None, cold: bool) -> Encoder:
     """The query encoder of `model_dir`, run from the index's ONNX graph `graph_name` where the build wrote one
     (and the search is `cold`): a graph that does not load is index damage."""
-    from citator.errors import ConfigError, IndexDirError
     from citator.models.load import load_query_encoder, runs_graph
 
-    graph = manifest.path(index_dir, f"{QUERY_GRAPHS}/{graph_name}.onnx") if graph_name else None
+    manifest, data = folder.manifest, folder.data
+    graph = folder.path(query_graph(graph_name)) if graph_name else None
     graph = graph if graph is not None and graph.is_file() else None
     # The index's files this encoder reads are checked now, as it loads them (opening the index left them out).
-    data = index_dir / manifest.data_dir
     graph_run = runs_graph(Path(model_dir), cold, graph)
     reads = {graph.relative_to(data).as_posix()} if graph_run and graph is not None else set()
     inside = Path(model_dir).absolute()
     if inside.is_relative_to(data):
-        folder = inside.relative_to(data).as_posix() + "/"
-        reads |= {n for n in manifest.files if n.startswith(folder) and not (graph_run and _is_weights(n))}
+        prefix = inside.relative_to(data).as_posix() + "/"
+        reads |= {n for n in manifest.files if n.startswith(prefix) and not (graph_run and _is_weights(n))}
     verify_digests(data, {n: manifest.files[n] for n in sorted(reads) if n in manifest.files})
     try:
         return load_query_encoder(model_dir, cold, graph)
     except ConfigError as exc:
         if graph is None:
             raise
-        raise IndexDirError(f"{exc}; rebuild with build.sh") from None
+        raise IndexDirError(f"{exc}; {REBUILD}") from None
+
+
 
 
 class StanceSearcher:
-    """Holds the index (mmap) and the encoders in memory; answers batches of queries."""
+    """One index, held in memory (its arrays mapped) with its encoders: answers batches of queries, explains its
+    hits, and serves its documents, all from the files as they were verified when it opened."""
 
-    def __init__(self, index_dir: str | Path, encoder_path: str | Path | None = None, cold: bool = False,
+    def __init__(self, index: IndexFolder | str | Path, encoder_path: str | Path | None = None, cold: bool = False,
                  encoders: bool = True) -> None:
-        """`cold`: this process answers one batch and exits (its query encoders run from the index's ONNX graphs).
-        `encoders=False`: every search is given its queries' encodings (EncodedQueries with `base`), as a sharded
-        index's shards are, and no encoder is loaded."""
-        self.index_dir = Path(index_dir).absolute()
-        self.manifest: Manifest = read_manifest(self.index_dir)
+        """`index`: an opened index directory (or its path, opened here). `cold`: this process answers one batch and
+        exits (its query encoders run from the index's ONNX graphs). `encoders=False`: every search is given its
+        queries' encodings (EncodedQueries with `base`), as a sharded index's shards are, and no encoder is loaded."""
+        self.folder = index if isinstance(index, IndexFolder) else open_folder(index)
+        self.index_dir, self.manifest = self.folder.root, self.folder.manifest
         if self.manifest.shards:
-            from citator.errors import IndexDirError
-
             raise IndexDirError(f"{self.index_dir}: a sharded index ({len(self.manifest.shards)} shards): open it "
                                 "with citator.stance.shards.open_searcher or citator.StanceIndex.open")
         self.config: RetrievalConfig = self.manifest.config
-        path = lambda name: self.manifest.path(self.index_dir, name)  # noqa: E731
-        # Everything read back is checked against what the build recorded (stance/retrieve/index_files.py).
-        n_docs, n_passages = self.manifest.n_docs, self.manifest.n_passages
+        path, n_docs, n_passages = self.folder.path, self.manifest.n_docs, self.manifest.n_passages
+        # Everything read back is checked against what the build recorded (stance/retrieve/index_files.py), and
+        # stays so: the files' state is taken before their digests are checked and compared after every use.
         # Encoders and their graphs are checked when loaded (query_encoder): a search may never read them (a cold
         # one runs the graphs, a server the encoders; with a model, the base encoder's are not used at all).
-        verify_digests(self.index_dir / self.manifest.data_dir,
+        self.as_verified = AsVerified.take(self.folder.data, self.manifest.files)
+        verify_digests(self.folder.data,
                        {n: e for n, e in self.manifest.files.items() if n.split("/")[0] not in ENCODER_PARTS})
-        self.doc_ids: list[str] = load_doc_ids(path("doc_ids.json"), n_docs)
+        self.doc_ids: list[str] = load_doc_ids(path(DOC_IDS), n_docs)
         self.years = doc_years(self.doc_ids)
-        self.passage_starts = load_array(path("passage_starts.npy"), 1, "i", rows=n_docs)
-        check_starts(path("passage_starts.npy"), self.passage_starts, n_passages)
+        self.passage_starts = load_array(path(PASSAGE_STARTS), 1, "i", rows=n_docs)
+        check_starts(path(PASSAGE_STARTS), self.passage_starts, n_passages)
         self.doc_of_passage = document_of_passage(self.passage_starts, n_passages)
-        self.lexical_doc = LexicalIndex.load(path("lexical_doc"), units=n_docs)
-        self.lexical_passage = LexicalIndex.load(path("lexical_passage"), units=n_passages)
-        self.dense = DenseIndex(load_array(path("dense.npy"), 2, "f", rows=n_passages, mmap=True))
-        self._encoder_path = encoder_path or self.manifest.encoder_path
+        self.lexical_doc = LexicalIndex.load(path(LEXICAL_DOC), units=n_docs)
+        self.lexical_passage = LexicalIndex.load(path(LEXICAL_PASSAGE), units=n_passages)
+        self.dense = DenseIndex(load_array(path(DENSE), 2, "f", rows=n_passages, mmap=True))
+        self.documents = DocumentStore(self.folder.data, self.doc_ids)
+        self._encoder_path = encoder_path or self.manifest.source.encoder_path
         self._cold = cold
-        self._encoder = None  # loaded on first use: with artifacts, the fine-tuned encoder may be all a search needs
+        self._encoder: Encoder | None = None  # loaded on first use: with a model, the fine-tuned one may be all it needs
         self.signals: dict[str, Signal] = {
             "bm25": lambda qs: self.lexical_doc.score_all([q.text for q in qs]),
-            "bm25_maxp": lambda qs: max_per_document(self.lexical_passage.score_all([q.text for q in qs]), self.passage_starts),
-            "dense": lambda qs: self.dense_maxp(self.encoder.encode_queries([q.text for q in qs], [q.stance for q in qs])),
+            "bm25_maxp": lambda qs: max_per_document(self.lexical_passage.score_all([q.text for q in qs]),
+                                                     self.passage_starts),
+            "dense": lambda qs: self.dense_maxp(self.encoder.encode_queries([q.text for q in qs],
+                                                                            [q.stance for q in qs])),
         }
         self.ranker: Ranker | None = None
         self.late_store: TokenStore | None = None
         self.learned: LearnedParts | None = None  # the trained model's parts, when the index was built with one
-        self.ft_encoder = None
-        if self.manifest.artifacts_path is not None:
+        self.ft_encoder: Encoder | None = None
+        if self.manifest.trained:
             # The build copied the model into the index: the model's own folder is not read.
             self.ft_encoder = self._query_encoder(path(FINETUNED_ENCODER), "finetuned") if encoders else None
-            self.learned = _learned_parts(path, n_docs, self.dense.vectors.shape[1])
-            if path("ranker.json").is_file():
-                self.ranker = load_ranker(path("ranker.json"))
-            if TokenStore.present(self.index_dir / self.manifest.data_dir):
-                self.late_store = _checked_tokens(self.index_dir / self.manifest.data_dir, n_docs)
+            self.learned = LearnedParts.load(path, n_docs, self.dense.vectors.shape[1])
+            if path(RANKER).is_file():
+                self.ranker = load_ranker(path(RANKER))
+            if TokenStore.present(self.folder.data):
+                self.late_store = _checked_tokens(self.folder.data, n_docs)
+        self.check_unchanged()
+
+    def check_unchanged(self) -> None:
+        """Refuse, in one line, an index whose files changed since they were verified (written in place, replaced
+        or removed): what it would serve is no longer what was checked."""
+        self.as_verified.check()
 
     def use_numba(self) -> None:
         """BM25 by numba's kernel (lexical.LexicalIndex.use_numba): for long-lived processes only."""
-        for lexical in (self.lexical_doc, self.lexical_passage, self.learned and self.learned.expanded):
+        for lexical in (self.lexical_doc, self.lexical_passage, self.learned.expanded if self.learned else None):
             if lexical is not None:
                 lexical.use_numba()
 
+    def close(self) -> None:
+        """Nothing to release: one index holds no workers."""
+
     @property
-    def encoder(self):  # type: ignore[no-untyped-def]
+    def encoder(self) -> Encoder:
         if self._encoder is None:
             # The index's graph is of the encoder it was built with, not of one given in its place.
-            own = self._encoder_path == self.manifest.encoder_path
+            own = self._encoder_path == self.manifest.source.encoder_path
             self._encoder = self._query_encoder(self._encoder_path, "base" if own else None)
         return self._encoder
 
-    def _query_encoder(self, model_dir: str | Path, graph_name: str | None):  # type: ignore[no-untyped-def]
-        return query_encoder(self.index_dir, self.manifest, model_dir, graph_name, self._cold)
+    def _query_encoder(self, model_dir: str | Path, graph_name: str | None) -> Encoder:
+        return query_encoder(self.folder, model_dir, graph_name, self._cold)
+
+    @cached_property
+    def positions(self) -> dict[str, int]:
+        """Each document's position in the corpus, by doc id."""
+        return {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
+
+    def term_key(self) -> Callable[[str], str | None]:
+        """A word's key as the index's passages match it (its stem; None for a stopword)."""
+        return self.lexical_passage.term_key()
+
+    def document(self, position: int) -> Document:
+        """The document at `position` of the corpus, from the index's own copy."""
+        doc = self.documents.get(position)
+        self.check_unchanged()
+        return doc
 
     def dense_maxp(self, vectors: np.ndarray) -> np.ndarray:
         """MaxP of query vectors against the passage vectors (base or fine-tuned queries search the same ones)."""
         index = self.dense
         if vectors.ndim != 2 or vectors.shape[1] != index.vectors.shape[1]:
-            from citator.errors import IndexDirError
-            from citator.stance.retrieve.index_files import REBUILD
-
-            raise IndexDirError(f"{self.manifest.path(self.index_dir, 'dense.npy')}: passage vectors of width "
-                                f"{index.vectors.shape[1]}, but the query encoder gives {vectors.shape[-1]}; {REBUILD}")
+            raise IndexDirError(f"{self.folder.path(DENSE)}: passage vectors of width {index.vectors.shape[1]}, but "
+                                f"the query encoder gives {vectors.shape[-1]}; {REBUILD}")
         if index.size <= dense_module.FAISS_THRESHOLD:
             return max_per_document(index.score_all(vectors), self.passage_starts)
         # Millions of passages: faiss finds each query's best passages; other documents get the cosine floor.
@@ -212,10 +220,23 @@ class StanceSearcher:
         The memory entries were encoded in the stance-neutral form; matching them with the stance form instead
         measured the same on CaseFacts dev (learned fusion 0.4560 vs 0.4566) and saves a second encoding.
         """
+        if self.ft_encoder is None:
+            raise ConfigError(f"{self.index_dir}: this searcher has no fine-tuned query encoder (an untrained index, "
+                              "or a shard given its queries' encodings)")
         texts, stances = [q.text for q in queries], [q.stance for q in queries]
         if not self.uses_late_interaction:
             return EncodedQueries(self.ft_encoder.encode_queries(texts, stances), None)
         return EncodedQueries(*self.ft_encoder.encode_queries_with_tokens(texts, stances))
+
+    def _encoded(self, queries: Sequence[Query], names: Sequence[str]) -> EncodedQueries:
+        """A batch's encodings that the signals `names` and the ranker read: the fine-tuned encoder's (with token
+        states for late interaction) and the base encoder's for `dense`, each made once."""
+        fine = None
+        if (self.learned is not None and reads_encoder(names)) or (self.uses_ranker and self.uses_late_interaction):
+            fine = self.encode(queries)
+        base = (self.encoder.encode_queries([q.text for q in queries], [q.stance for q in queries])
+                if "dense" in names else None)
+        return EncodedQueries(None if fine is None else fine.vectors, None if fine is None else fine.tokens, base)
 
     @property
     def uses_late_interaction(self) -> bool:
@@ -227,7 +248,7 @@ class StanceSearcher:
 
     def signal_matrices(self, queries: Sequence[Query], names: Sequence[str], encoded: EncodedQueries | None = None,
                         learned: LearnedParts | None = None) -> dict[str, np.ndarray]:
-        """(n_queries, n_docs) scores of each named signal; `encoded`: this batch's `encode`, if already made.
+        """(n_queries, n_docs) scores of each named signal; `encoded`: this batch's encodings, where already made.
         `learned`: a model's parts over this index's corpus to score with in place of the index's own (training's
         out-of-fold features: parts fitted without these queries)."""
         given = encoded.base if encoded is not None else None
@@ -237,48 +258,21 @@ class StanceSearcher:
         if learned is not None:
             vectors = None
             if reads_encoder(names):
-                known = encoded is not None and encoded.vectors is not None
-                vectors = encoded.vectors if known else self.encode(queries).vectors  # type: ignore[union-attr]
+                known = encoded.vectors if encoded is not None else None
+                vectors = known if known is not None else self.encode(queries).vectors
             out.update(learned.signals([q.text for q in queries], [q.stance for q in queries], vectors, names,
                                        self.dense_maxp))
         return out
 
-    def _uses_ft_encoder(self, names: Sequence[str]) -> bool:
-        return self.learned is not None and reads_encoder(names)
-
-    def candidates(self, signals: Mapping[str, np.ndarray], queries: Sequence[Query], weights: Mapping[str, float],
-                   depth: int, norm_depth: int = 100, tokens: TokenStates | None = None,
-                   learned: LearnedParts | None = None) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
-        """The interpolation's scores, its top `depth` candidates per query and the ranker's features for them
-        (ranker.ranked_candidates), with this index's years, late-interaction store and the citation counts of
-        `learned` (default: the index's model). Search and training both rank through this."""
+    def features(self, queries: Sequence[Query], names: Sequence[str], encoded: EncodedQueries | None = None,
+                 learned: LearnedParts | None = None) -> FeatureTable:
+        """The named signals' scores for a batch with what ranking them reads (stance/retrieve/features.py): this
+        index's years, late-interaction store and the citation counts of `learned` (default: the index's model).
+        Search fuses this table, and training reads the ranker's features from it."""
         learned = learned if learned is not None else self.learned
-        return ranked_candidates(signals, [q.stance for q in queries], self.years, weights, depth, norm_depth,
-                                 None if learned is None else learned.citations, tokens, self.late_store)
-
-    def fuse(self, signals: Mapping[str, np.ndarray], queries: Sequence[Query] | None = None,
-             config: RetrievalConfig | None = None, encoded: EncodedQueries | None = None,
-             ranker: Ranker | None = None) -> np.ndarray:
-        """One score per document; with learned fusion, the ranker (default: the index's) reorders the
-        interpolation's top candidates."""
-        config = config or self.config
-        ranker = ranker if ranker is not None else self.ranker
-        if config.fusion == "rrf":
-            return rrf(signals, config.weights, config.rrf_k)
-        if config.fusion != "learned" or ranker is None or queries is None:
-            return interpolate(signals, config.weights, config.norm_depth)
-        tokens = None
-        if self.late_store is not None and reads_late_interaction(ranker.features):
-            tokens = (encoded if encoded is not None and encoded.tokens is not None else self.encode(queries)).tokens
-        base, cand, names, x = self.candidates(signals, queries, config.weights, ranker.candidates,
-                                               config.norm_depth, tokens)
-        logits = ranker.score(names, x)
-        # Candidates rank by the ranker (scores in (1, 2)), above every non-candidate, which keeps its interpolated
-        # order below (scores at most -1, shifted per query: a query's scores do not depend on the rest of the batch).
-        out = base - base.max(axis=1, keepdims=True) - 1.0
-        rows = np.arange(cand.shape[0])[:, None]
-        out[rows, cand] = ranked_places(logits)
-        return out
+        return FeatureTable(self.signal_matrices(queries, names, encoded, learned), [q.stance for q in queries],
+                            self.years, None if learned is None else learned.citations,
+                            None if encoded is None else encoded.tokens, self.late_store)
 
     @property
     def uses_ranker(self) -> bool:
@@ -287,7 +281,7 @@ class StanceSearcher:
 
     def needed_signals(self) -> list[str]:
         names = [n for n, w in self.config.weights.items() if w]
-        if self.uses_ranker:
+        if self.ranker is not None and self.uses_ranker:
             wanted = {f.split(":")[0] for f in self.ranker.features} & set(self.available_signals())
             names = sorted(set(names) | wanted)
         return names
@@ -295,8 +289,8 @@ class StanceSearcher:
     def _contrast_depth(self) -> int:
         # Only scores on one scale: under learned fusion, the ranker's candidates (the others are placed below them,
         # and a lean between a candidate's score and a non-candidate's would measure that gap).
-        if self.uses_ranker:
-            return min(contrast.DEPTH, self.ranker.candidates)  # type: ignore[union-attr]
+        if self.ranker is not None and self.uses_ranker:
+            return min(contrast.DEPTH, self.ranker.candidates)
         return contrast.DEPTH
 
     def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256,
@@ -318,24 +312,24 @@ class StanceSearcher:
         # beyond them, up to `head` extra places make up for documents the head took from further down.
         head = self._contrast_depth()
         depth = (head if k <= head else k + head) if paired else k
-        refuters = contrast.known_refuters(citations) if paired and slots else None
+        refuters = contrast.known_refuters(citations) if paired and slots and citations is not None else None
         # Rows whose refuted answer gets refuter slots: their best refuters, from the fused order over all documents.
         slot_rows = set(contrast.refuted_rows(queries)) if refuters is not None else set()
         best: dict[int, np.ndarray] = {}
         tops: list[tuple[np.ndarray, np.ndarray]] = []
         for start in range(0, len(queries), batch_size):
             batch = queries[start : start + batch_size]
-            encoded = self.encode(batch) if self._uses_ft_encoder(names) else None
-            signals = self.signal_matrices(batch, names, encoded)
+            encoded = self._encoded(batch, names)
+            table = self.features(batch, names, encoded)
             if on_batch is not None:
-                on_batch(start, signals, encoded)
-            fused = self.fuse(signals, batch, encoded=encoded)
-            fused = np.nan_to_num(fused, nan=0.0, posinf=0.0, neginf=0.0)
+                on_batch(start, table.signals, encoded)
+            fused = np.nan_to_num(table.fused(self.config, self.ranker), nan=0.0, posinf=0.0, neginf=0.0)
             tops.append(top_k(fused, depth))
             rows = [r for r in range(start, start + len(batch)) if r in slot_rows]
-            if rows:
+            if rows and refuters is not None:
                 found = contrast.best_refuters(fused[[r - start for r in rows]], refuters, slots)
                 best.update(zip(rows, found))
+        self.check_unchanged()
         if not tops:
             return []
         idx, scores = np.concatenate([t[0] for t in tops]), np.concatenate([t[1] for t in tops])
@@ -349,3 +343,32 @@ class StanceSearcher:
         # Plain lists: iterating numpy rows element by element (memmap-derived, too) costs ~80 us a query.
         return [ResultLine(q.query_id, tuple(ScoredDoc(self.doc_ids[i], s) for i, s in zip(row_idx, row_scores)))
                 for q, row_idx, row_scores in zip(queries, idx.tolist(), np.asarray(scores, dtype=np.float64).tolist())]
+
+    def explained(self, queries: Sequence[Query], k: int = 10) -> list[list[Explained]]:
+        """A search of `queries`, each hit explained (stance/retrieve/explain.py) with the very signals and query
+        vectors the search computed, and ranked under each signal."""
+        queries = cut_for_search(queries)
+        seen: dict[int, QueryView] = {}
+
+        def observe(start: int, signals: Mapping[str, np.ndarray], encoded: EncodedQueries | None) -> None:
+            for i in range(len(next(iter(signals.values()))) if signals else 0):
+                row = start + i
+                seen[row] = QueryView(queries[row].text, {n: m[i] for n, m in signals.items()},
+                                      None if encoded is None or encoded.vectors is None else encoded.vectors[i],
+                                      None if encoded is None or encoded.base is None else encoded.base[i])
+
+        results = self.search(queries, k, on_batch=observe)
+        out = []
+        for r, (query, line) in enumerate(zip(queries, results)):
+            view = seen.get(r, QueryView(query.text, {}, None, None))
+            if view.ft_vector is None and self.manifest.trained:  # the ranking used no fine-tuned signal; the
+                # reasons still need it
+                vectors = self.encode([query]).vectors
+                view = QueryView(view.text, view.signals, None if vectors is None else vectors[0], view.base_vector)
+            places = [self.positions[found.doc_id] for found in line.results]
+            explanations = explain(self, view, places)
+            counts = count_above(view.signals, {n: [e.signals[n] for e in explanations] for n in view.signals})
+            out.append([Explained(found, self.documents.get(p), e, {n: 1 + counts[n][i] for n in e.signals})
+                        for i, (found, p, e) in enumerate(zip(line.results, places, explanations))])
+        self.check_unchanged()
+        return out

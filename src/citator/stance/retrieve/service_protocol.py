@@ -21,11 +21,8 @@ from typing import Any
 from citator.data.numbers import finite_number
 from citator.data.jsonl import loads
 from citator.data.records import Query, ResultLine, ScoredDoc
+from citator.stance.retrieve.layout import READY_NAME, SERVICE_DIR, SOCKET_NAME
 
-SERVICE_DIR = "service"
-SOCKET_NAME = "search.sock"
-READY_NAME = "ready.json"
-PID_NAME = "server.pid"
 MAX_REPLY_BYTES = 256 * 1024 * 1024
 # A live server acknowledges a request within milliseconds of reading it; one that has not within this long is
 # stopped or hung (a busy one acknowledges on another thread and queues the search).
@@ -69,7 +66,8 @@ def decode_results(reply: dict[str, Any]) -> list[ResultLine]:
         docs = []
         for d in _listed(r.get("results")):
             score = d.get("score") if isinstance(d, dict) else None
-            if not isinstance(d, dict) or not isinstance(d.get("doc_id"), str) or not finite_number(score):
+            if not isinstance(d, dict) or not isinstance(d.get("doc_id"), str) or not isinstance(score, (int, float)) \
+                    or not finite_number(score):
                 raise TypeError("a result without a document id and a finite score")
             docs.append(ScoredDoc(d["doc_id"], float(score)))
         lines.append(ResultLine(r["query_id"], tuple(docs)))

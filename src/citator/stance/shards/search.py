@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -22,23 +22,28 @@ import numpy as np
 
 from citator.data.queries import cut_for_search
 from citator.data.records import Document, Query, ResultLine, ScoredDoc
-from citator.errors import ConfigError, IndexDirError
-from citator.stance.retrieve.config import RetrievalConfig
-from citator.stance.retrieve.documents import DocumentStore
-from citator.stance.retrieve.explain import Explanation, QueryView, count_above, explain
 from citator.engines.fusion import best_n, interpolate, top_k, topn_bounds
-from citator.stance.retrieve.index_files import load_doc_ids, verify_digests
+from citator.engines.lexical import term_key
+from citator.errors import ConfigError, IndexDirError
+from citator.models.encoder import Encoder
+from citator.stance.retrieve.config import RetrievalConfig
+from citator.stance.retrieve.explain import Explained, Explanation, QueryView, count_above, explain
+from citator.stance.retrieve.index_files import REBUILD, AsVerified, load_doc_ids, verify_digests
 from citator.stance.retrieve.late_interaction import DEPTH as LATE_DEPTH
-from citator.stance.retrieve.manifest import FINETUNED_ENCODER, Manifest, read_manifest
+from citator.stance.retrieve.layout import (
+    DOC_IDS, FINETUNED_ENCODER, RANKER, IndexFolder, Manifest, open_folder, shard_manifest,
+)
+from citator.stance.retrieve.learned import reads_encoder
+from citator.stance.retrieve.opened import Searcher
 from citator.stance.retrieve.ranker import (
     CandidateValues,
+    Ranker,
     features_of,
     gather_candidates,
     late_scores,
     load_ranker,
     ranked_places,
 )
-from citator.stance.retrieve.learned import reads_encoder
 from citator.stance.retrieve.searcher import MAX_BATCH_CELLS, EncodedQueries, StanceSearcher, query_encoder
 from citator.stance.shards.workers import LocalPool, RayPool, connect, ray_address, share_of_cpus
 
@@ -61,27 +66,22 @@ class ShardCandidates:
     values: CandidateValues | None
 
 
-def built_for(manifest: Manifest) -> list[Any]:
-    """What every shard of an index shares with the index's own manifest: the corpus, the encoder, the settings,
-    the passage rules and the artifacts it was built with."""
-    return [manifest.corpus_sha256, manifest.encoder_id, manifest.encoder_sha256, manifest.config.to_json(),
-            manifest.passage_rules, manifest.artifacts_sha256]
-
-
 class ShardWorker:
     """One shard, loaded from its index directory: its signals for a batch, its best candidates, and what it can
     say of the documents it holds (a brief's evidence)."""
 
-    def __init__(self, shard_dir: str) -> None:
-        s = self.searcher = StanceSearcher(shard_dir, encoders=False)
-        self.documents = DocumentStore(s.index_dir / s.manifest.data_dir, s.doc_ids)
+    def __init__(self, shard_dir: str, manifest_sha256: str) -> None:
+        """`manifest_sha256`: the digest the sharded index's file table records of this shard's manifest."""
+        self.searcher = StanceSearcher(open_folder(shard_dir, manifest_sha256), encoders=False)
         self._pending: dict[str, dict[str, np.ndarray]] = {}
 
     def describe(self) -> dict[str, Any]:
+        """What the coordinator checks and reads of this shard: its signals, ranker and late interaction, the
+        documents it holds, and its manifest (what it was built from; the first shard's locates the encoders)."""
         s = self.searcher
         return {"names": s.needed_signals(), "learned": s.uses_ranker, "late": s.uses_late_interaction,
                 "n_docs": len(s.doc_ids), "n_passages": s.manifest.n_passages, "first": s.doc_ids[0],
-                "last": s.doc_ids[-1], "pid": os.getpid(), "built_for": built_for(s.manifest)}
+                "last": s.doc_ids[-1], "pid": os.getpid(), "manifest": s.manifest}
 
     def use_numba(self) -> None:
         self.searcher.use_numba()
@@ -102,16 +102,18 @@ class ShardWorker:
         base = interpolate(signals, s.config.weights, bounds=bounds)
         idx, scores = top_k(np.nan_to_num(base, nan=0.0, posinf=0.0, neginf=0.0), depth)
         if not learned:
+            s.check_unchanged()
             return ShardCandidates(idx, scores, None)
         late = None
         if s.uses_late_interaction and encoded.tokens is not None and s.late_store is not None:
             late = late_scores(encoded.tokens, idx, s.late_store)
         citations = s.learned.citations if s.learned is not None else None
         values = gather_candidates(signals, s.years, idx, citations=citations, late=late, bounds=bounds)
+        s.check_unchanged()
         return ShardCandidates(idx, scores, values)
 
     def document(self, position: int) -> Document:
-        return self.documents.get(position)
+        return self.searcher.document(position)
 
     def explain(self, key: str, queries: Sequence[Query], encoded: EncodedQueries, names: Sequence[str],
                 hits: Sequence[Sequence[int]]) -> list[list[tuple[Document, Explanation]]]:
@@ -124,13 +126,16 @@ class ShardWorker:
             view = QueryView(query.text, {n: m[i] for n, m in signals.items()},
                              None if encoded.vectors is None else encoded.vectors[i],
                              None if encoded.base is None else encoded.base[i])
-            out.append([(self.documents.get(p), e) for p, e in zip(positions, explain(self.searcher, view, positions))])
+            out.append([(self.searcher.documents.get(p), e)
+                        for p, e in zip(positions, explain(self.searcher, view, positions))])
+        self.searcher.check_unchanged()
         return out
 
     def count_above(self, key: str, queries: Sequence[Query], encoded: EncodedQueries, names: Sequence[str],
                     values: Sequence[Mapping[str, Sequence[float]]]) -> list[dict[str, list[int]]]:
         """Round 2: per query and signal, how many of this shard's documents score above each of `values`."""
         signals = self._pending.pop(key, None) or self.searcher.signal_matrices(queries, names, encoded)
+        self.searcher.check_unchanged()
         return [count_above({n: m[i] for n, m in signals.items()}, v) for i, v in enumerate(values)]
 
 
@@ -149,8 +154,17 @@ def _joined(parts: Sequence[CandidateValues]) -> CandidateValues:
     return CandidateValues(
         {n: (cat([p.signals[n][0] for p in parts]), cat([p.signals[n][1] for p in parts])) for n in first.signals},
         cat([p.years for p in parts]),
-        None if first.citations is None else {k: cat([p.citations[k] for p in parts]) for k in first.citations},
+        None if first.citations is None else {k: cat([(p.citations or {})[k] for p in parts]) for k in first.citations},
         None if first.late is None else cat([p.late for p in parts]))
+
+
+def _ranker_values(parts: Sequence[ShardCandidates]) -> list[CandidateValues]:
+    """What every shard gathered of its candidates for the learned ranker (each does when the index ranks so)."""
+    found = [p.values for p in parts if p.values is not None]
+    if len(found) != len(parts):
+        raise IndexDirError("a shard gave no ranker features though the index ranks with its learned ranker; "
+                            f"{REBUILD}")
+    return found
 
 
 def _ordered(idx: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -161,64 +175,63 @@ def _ordered(idx: np.ndarray, scores: np.ndarray) -> np.ndarray:
 class ShardedSearcher:
     """Answers batches over a sharded index with its shards' workers (in this process, or Ray actors)."""
 
-    def __init__(self, index_dir: str | Path, cold: bool = False, ray: str | None = None) -> None:
-        self.index_dir = Path(index_dir).absolute()
-        self.manifest: Manifest = read_manifest(self.index_dir)
+    def __init__(self, index: IndexFolder | str | Path, cold: bool = False, ray: str | None = None) -> None:
+        self.folder = index if isinstance(index, IndexFolder) else open_folder(index)
+        self.index_dir, self.manifest = self.folder.root, self.folder.manifest
         if not self.manifest.shards:
             raise IndexDirError(f"{self.index_dir}: not a sharded index")
         self.config = self.manifest.config
         check_shardable(self.config)
-        data = self.index_dir / self.manifest.data_dir
-        verify_digests(data, self.manifest.files)  # the corpus's ids and each shard's manifest, as built
-        self.doc_ids: list[str] = load_doc_ids(data / "doc_ids.json", self.manifest.n_docs)
+        # The corpus's ids and each shard's manifest, as built and as they stay: a shard's worker checks its
+        # manifest's digest on the bytes it parses, then its shard's files as one index does.
+        self.as_verified = AsVerified.take(self.folder.data, self.manifest.files)
+        verify_digests(self.folder.data, {DOC_IDS: self.manifest.files[DOC_IDS]})
+        self.doc_ids: list[str] = load_doc_ids(self.folder.path(DOC_IDS), self.manifest.n_docs)
         self.starts = [ref.start for ref in self.manifest.shards]
-        dirs = [data / ref.name for ref in self.manifest.shards]
-        address = ray_address(ray)
-        if address:
-            connect(address)
-            import ray as ray_module
-
-            # Every shard's actor can be placed at once, with a share of a CPU where there are more shards than CPUs.
-            nodes = [node["Resources"].get("CPU", 0) for node in ray_module.nodes() if node.get("Alive")]
-            self.pool: LocalPool | RayPool = RayPool(ShardWorker, [(str(d),) for d in dirs],
-                                                     [f"shard {ref.name}" for ref in self.manifest.shards],
-                                                     share_of_cpus(nodes, len(dirs)))
-        else:
-            self.pool = LocalPool([ShardWorker(str(d)) for d in dirs])
-        described = self.pool.run([(w, "describe", ()) for w in range(len(dirs))])
+        shards = [(str(self.folder.path(ref.name)), self.manifest.files[shard_manifest(ref.name)]["sha256"])
+                  for ref in self.manifest.shards]
+        self.pool = _shard_pool(shards, [f"shard {ref.name}" for ref in self.manifest.shards], ray)
+        described = self.pool.run([(w, "describe", ()) for w in range(len(self.manifest.shards))])
         self._check_shards(described)
         info = described[0]
         self.names: list[str] = info["names"]
         self.learned: bool = info["learned"]
         self.late: bool = info["late"]
-        # The first shard holds the query encoders and the ranker (every shard holds the same).
-        first_dir = dirs[0]
-        first = read_manifest(first_dir)
-        self._first, self._cold = (first_dir, first), cold
-        self.ft_encoder = None
-        if self.manifest.artifacts_path is not None and (self.late or reads_encoder(self.names)):
-            self.ft_encoder = query_encoder(first_dir, first, first.path(first_dir, FINETUNED_ENCODER), "finetuned",
-                                            cold)
-        self.ranker = load_ranker(first.path(first_dir, "ranker.json")) if self.learned else None
+        # The first shard holds the query encoders and the ranker (every shard holds the same), opened from the
+        # manifest its worker read.
+        self._first, self._cold = IndexFolder(self.folder.path(self.manifest.shards[0].name), info["manifest"]), cold
+        self.ft_encoder: Encoder | None = None
+        if self.manifest.trained and (self.late or reads_encoder(self.names)):
+            self.ft_encoder = query_encoder(self._first, self._first.path(FINETUNED_ENCODER), "finetuned", cold)
+        self.ranker = load_ranker(self._first.path(RANKER)) if self.learned else None
+        self.check_unchanged()
 
     def _check_shards(self, described: Sequence[dict[str, Any]]) -> None:
-        """Each shard holds the documents the manifest says it holds, in the corpus's order, and was built for the
-        same corpus, encoder, settings and artifacts as the index."""
-        expected = built_for(self.manifest)
+        """Each shard holds the documents the manifest says it holds, in the corpus's order, and was built from the
+        same corpus, encoder, settings and model as the index."""
         for ref, info in zip(self.manifest.shards, described):
-            if info["built_for"] != expected:
+            if info["manifest"].source != self.manifest.source:
                 raise IndexDirError(f"{self.index_dir}: shard {ref.name} was built with another corpus, encoder, "
-                                    "settings or artifacts than the index; rebuild with build.sh")
+                                    f"settings or artifacts than the index; {REBUILD}")
             ids = self.doc_ids[ref.start:ref.start + ref.n_docs]
             if (info["n_docs"], info["n_passages"], info["first"], info["last"]) != (ref.n_docs, ref.n_passages,
                                                                                    ids[0], ids[-1]):
                 raise IndexDirError(f"{self.index_dir}: shard {ref.name} does not hold documents {ref.start}.."
-                                    f"{ref.start + ref.n_docs - 1} of the corpus; rebuild with build.sh")
+                                    f"{ref.start + ref.n_docs - 1} of the corpus; {REBUILD}")
+
+    def check_unchanged(self) -> None:
+        """Refuse, in one line, an index whose own files changed since they were verified (each shard's worker
+        checks its shard's after every call)."""
+        self.as_verified.check()
+
+    def term_key(self) -> Callable[[str], str | None]:
+        """A word's key as every shard's passages match it (the one tokenizer every index is built with)."""
+        return term_key()
 
     @cached_property
-    def encoder(self):  # type: ignore[no-untyped-def]
+    def encoder(self) -> Encoder:
         """The base query encoder, loaded on first use (a trained index may need only the fine-tuned one)."""
-        return query_encoder(*self._first, self.manifest.encoder_path, "base", self._cold)
+        return query_encoder(self._first, self.manifest.source.encoder_path, "base", self._cold)
 
     def needed_signals(self) -> list[str]:
         return list(self.names)
@@ -254,6 +267,7 @@ class ShardedSearcher:
         out: list[ResultLine] = []
         for start in range(0, len(queries), batch_size):
             out.extend(self._batch(queries[start:start + batch_size], k))
+        self.check_unchanged()
         return out
 
     def _batch(self, queries: Sequence[Query], k: int) -> list[ResultLine]:
@@ -272,13 +286,20 @@ class ShardedSearcher:
         idx, base = np.take_along_axis(idx, order, axis=1), np.take_along_axis(base, order, axis=1)
         scores = base
         if self.ranker is not None:
-            values = _take(_joined([p.values for p in parts]), order)  # type: ignore[misc]
-            scores = self._ranked(queries, base, values, min(candidates, idx.shape[1]))
+            values = _take(_joined(_ranker_values(parts)), order)
+            scores = self._ranked(self.ranker, queries, base, values, min(candidates, idx.shape[1]))
             order = _ordered(idx, scores)
             idx, scores = np.take_along_axis(idx, order, axis=1), np.take_along_axis(scores, order, axis=1)
         idx, scores = idx[:, :k], scores[:, :k]
         return [ResultLine(q.query_id, tuple(ScoredDoc(self.doc_ids[i], s) for i, s in zip(row, row_scores)))
                 for q, row, row_scores in zip(queries, idx.tolist(), np.asarray(scores, dtype=np.float64).tolist())]
+
+    def explained(self, queries: Sequence[Query], k: int = 10) -> list[list[Explained]]:
+        """A search of `queries`, each hit explained by the shard that holds it and ranked under each signal over
+        the whole corpus."""
+        results = self.search(queries, k)
+        return [[Explained(scored, doc, e, ranks) for scored, (doc, e, ranks) in zip(line.results, row)]
+                for line, row in zip(results, self.explain(queries, results))]
 
     def document(self, position: int) -> Document:
         """The document at `position` of the corpus, read from the shard that holds it."""
@@ -296,7 +317,7 @@ class ShardedSearcher:
         shards = range(len(self.manifest.shards))
         key = uuid.uuid4().hex
         encoded = self.encode(queries)
-        if self.manifest.artifacts_path is not None and encoded.vectors is None:
+        if self.manifest.trained and encoded.vectors is None:
             # The ranking read no fine-tuned signal; the training propositions that cite a hit are still shown.
             vectors = self._finetuned.encode_queries([q.text for q in queries], [q.stance for q in queries])
             encoded = EncodedQueries(vectors, None, encoded.base)
@@ -321,14 +342,14 @@ class ShardedSearcher:
         return {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
 
     @cached_property
-    def _finetuned(self):  # type: ignore[no-untyped-def]
+    def _finetuned(self) -> Encoder:
         """The fine-tuned query encoder, for an explanation's memory reasons where the ranking does not use it."""
         if self.ft_encoder is not None:
             return self.ft_encoder
-        first_dir, first = self._first
-        return query_encoder(first_dir, first, first.path(first_dir, FINETUNED_ENCODER), "finetuned", self._cold)
+        return query_encoder(self._first, self._first.path(FINETUNED_ENCODER), "finetuned", self._cold)
 
-    def _ranked(self, queries: Sequence[Query], base: np.ndarray, values: CandidateValues, n: int) -> np.ndarray:
+    def _ranked(self, ranker: Ranker, queries: Sequence[Query], base: np.ndarray, values: CandidateValues,
+                n: int) -> np.ndarray:
         """The learned ranker's scores of the first `n` merged candidates (in (1, 2)), the interpolation's below
         them (at most -1), as StanceSearcher.fuse places them."""
         head = _take(values, np.tile(np.arange(n), (len(queries), 1)))
@@ -337,16 +358,30 @@ class ShardedSearcher:
             late[:, LATE_DEPTH:] = np.nan
             head = CandidateValues(head.signals, head.years, head.citations, late)
         names, x = features_of(head, [q.stance for q in queries])
-        logits = self.ranker.score(names, x)  # type: ignore[union-attr]
+        logits = ranker.score(names, x)
         out = base - base[:, :1] - 1.0
         out[:, :n] = ranked_places(logits)
         return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
 
 
-def open_searcher(index_dir: str | Path, cold: bool = False, ray: str | None = None
-                  ) -> StanceSearcher | ShardedSearcher:
+def _shard_pool(shards: Sequence[tuple[str, str]], names: Sequence[str], ray: str | None) -> LocalPool | RayPool:
+    """A worker per shard (its folder, its manifest's digest): Ray actors on the cluster `ray` (or $CITATOR_RAY),
+    else in this process."""
+    address = ray_address(ray)
+    if not address:
+        return LocalPool([ShardWorker(*shard) for shard in shards])
+    connect(address)
+    import ray as ray_module
+
+    # Every shard's actor can be placed at once, with a share of a CPU where there are more shards than CPUs.
+    nodes = [node["Resources"].get("CPU", 0) for node in ray_module.nodes() if node.get("Alive")]
+    return RayPool(ShardWorker, list(shards), names, share_of_cpus(nodes, len(shards)))
+
+
+def open_searcher(index: IndexFolder | str | Path, cold: bool = False, ray: str | None = None) -> Searcher:
     """The searcher of an index directory, one index or sharded (its shards' workers on the Ray cluster `ray` or
-    $CITATOR_RAY, else in this process)."""
-    if read_manifest(Path(index_dir)).shards:
-        return ShardedSearcher(index_dir, cold, ray)
-    return StanceSearcher(index_dir, cold=cold)
+    $CITATOR_RAY, else in this process), opened from its manifest, read once."""
+    folder = index if isinstance(index, IndexFolder) else open_folder(index)
+    if folder.manifest.shards:
+        return ShardedSearcher(folder, cold, ray)
+    return StanceSearcher(folder, cold=cold)

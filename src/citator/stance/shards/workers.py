@@ -13,7 +13,7 @@ import stat
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from citator.errors import CitatorError, ConfigError
 
@@ -54,11 +54,13 @@ class RayPool:
     def __init__(self, cls: type, init_args: Sequence[tuple[Any, ...]], names: Sequence[str],
                  num_cpus: float = 1, num_gpus: float = 0, restarts: int = RESTARTS) -> None:
         import ray
+        from ray.actor import ActorClass, ActorHandle
 
         self.names = list(names)
-        actor = ray.remote(cls).options(max_restarts=restarts, max_task_retries=restarts, num_cpus=num_cpus,
+        actor: ActorClass[Any] = ray.remote(cls).options(max_restarts=restarts, max_task_retries=restarts, num_cpus=num_cpus,
                                         num_gpus=num_gpus, scheduling_strategy="SPREAD")
-        self.workers = [actor.remote(*args) for args in init_args]
+        # An actor class's remote() starts an actor and hands back its handle (the stub allows a class too).
+        self.workers = [cast(ActorHandle[Any], actor.remote(*args)) for args in init_args]
 
     def run(self, calls: Sequence[tuple[int, str, tuple[Any, ...]]]) -> list[Any]:
         import ray

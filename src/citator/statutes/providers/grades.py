@@ -57,11 +57,14 @@ def usage_of(body: Any) -> Usage:
     usage = body.get("usage") if isinstance(body, dict) else None
     if not isinstance(usage, dict):
         raise InvalidResponse("response has no usage object")
-    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    for key, value in (("prompt_tokens", prompt), ("completion_tokens", completion)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InvalidResponse(f"usage.{key} must be a non-negative integer, got {value!r}")
-    return Usage(prompt, completion)  # type: ignore[arg-type]
+    return Usage(_tokens(usage, "prompt_tokens"), _tokens(usage, "completion_tokens"))
+
+
+def _tokens(usage: dict[str, Any], key: str) -> int:
+    value = usage.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidResponse(f"usage.{key} must be a non-negative integer, got {value!r}")
+    return value
 
 
 def _choice(body: Any) -> dict[str, Any]:
@@ -122,7 +125,8 @@ def _token_distribution(entry: Any) -> tuple[float, float, float, float] | None:
     total = sum(weights.values())
     if total <= 0 or not math.isfinite(total):
         return None
-    return tuple(weights[t] / total for t in GRADE_TOKENS)  # type: ignore[return-value]
+    g0, g1, g2, g3 = (weights[t] / total for t in GRADE_TOKENS)
+    return g0, g1, g2, g3
 
 
 def _logprob_distributions(choice: dict[str, Any], content: str, offsets: Mapping[str, int]) -> dict[str, tuple]:
@@ -160,5 +164,6 @@ def parse_chat_grades(body: Any, labels: Sequence[str]) -> dict[str, GradeDistri
         if dist is not None and max(range(4), key=lambda g: (dist[g], -g)) == grade:
             out[label] = GradeDistribution(dist, "logprobs")
         else:
-            out[label] = GradeDistribution(tuple(float(g == grade) for g in range(4)), "parsed")  # type: ignore[arg-type]
+            out[label] = GradeDistribution((float(grade == 0), float(grade == 1), float(grade == 2),
+                                            float(grade == 3)), "parsed")
     return out

@@ -7,7 +7,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from citator.errors import ProviderError
 from citator.models.transformers_llm import TransformersLLM
@@ -88,8 +88,9 @@ class LocalChatModel:
                 finish = "stop"
                 break
             kept.append(token_id)
-        content = tok.decode(kept, skip_special_tokens=True)
-        texts = [tok.decode([t]) for t in kept]
+        # One sequence decodes to one string (the stub's other answer, a list, is a batch's).
+        content = cast(str, tok.decode(kept, skip_special_tokens=True))
+        texts = [cast(str, tok.decode([t])) for t in kept]
         cut = _cut_at_stop(texts, request.stop) if request.stop else None
         if cut is not None:
             # The stop sequence and what follows it are not returned (OpenAI's rule); the token that holds the
@@ -106,8 +107,9 @@ class LocalChatModel:
                 alts = []
                 if request.top_logprobs:
                     values, ids = torch.topk(logp, request.top_logprobs)
-                    alts = [{"token": tok.decode([i]), "logprob": float(v), "bytes": list(tok.decode([i]).encode())}
-                            for v, i in zip(values.tolist(), ids.tolist())]
+                    for v, i in zip(values.tolist(), ids.tolist()):
+                        token = cast(str, tok.decode([i]))
+                        alts.append({"token": token, "logprob": float(v), "bytes": list(token.encode())})
                 entries.append({"token": text, "logprob": float(logp[token_id]), "bytes": list(text.encode()),
                                 "top_logprobs": alts})
         return {

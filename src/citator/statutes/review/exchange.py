@@ -53,7 +53,9 @@ def read_labels(path: str | Path) -> list[LabelRecord]:
         if (q, d, who) in seen:
             raise LabelError(path, line, f"duplicate label (first on line {seen[(q, d, who)]})", field="reviewer")
         seen[(q, d, who)] = line
-        out.append(LabelRecord(q, d, who, grades[0], grades[1], note, *hashes, complete, labeled_at))
+        query_sha256, section_sha256, passage_sha256 = hashes
+        out.append(LabelRecord(q, d, who, grades[0], grades[1], note, query_sha256, section_sha256, passage_sha256,
+                               complete, labeled_at))
     return out
 
 

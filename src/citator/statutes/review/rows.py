@@ -105,7 +105,9 @@ def label_from_row(path: Path, row: Any) -> LabelRecord:
     query_id = _text(row, "query_id", _refuser(path, "items", row["item_id"]))
     doc_id = _text(row, "doc_id", _refuser(path, "items", row["item_id"]))
     reviewer = _text(row, "name", _refuser(path, "reviewers", row["reviewer_id"]))
-    return LabelRecord(query_id, doc_id, reviewer, grades[0], grades[1], note, *hashes, bool(complete), labeled_at)
+    query_sha256, section_sha256, passage_sha256 = hashes
+    return LabelRecord(query_id, doc_id, reviewer, grades[0], grades[1], note, query_sha256, section_sha256,
+                       passage_sha256, bool(complete), labeled_at)
 
 
 def reviewer_name(path: Path, row: Any) -> str:

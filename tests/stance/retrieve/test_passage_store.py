@@ -1,10 +1,10 @@
-"""The index directory's cache keys for base passages."""
+"""The names under which a PassageStore keeps base passages, and its pruning of those made under other rules."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from citator.stance.learn.passage_cache import base_passage_cache, prune_passage_caches
+from citator.stance.retrieve.passage_store import PassageStore
 
 
 def test_pruning_removes_only_this_corpus_and_encoders_caches_under_other_rules(tmp_path: Path) -> None:
@@ -15,7 +15,8 @@ def test_pruning_removes_only_this_corpus_and_encoders_caches_under_other_rules(
         tokens.mkdir()
         (tokens / "part").write_bytes(b"tokens")
 
-    current = base_passage_cache(tmp_path, corpus, encoder)
+    store = PassageStore(tmp_path)
+    current = store.files(corpus, encoder)
     stale = (tmp_path / f"base-passages-{corpus[:12]}-{encoder[:12]}-000000000000.npy",
              tmp_path / f"base-passages-{corpus[:12]}-{encoder[:12]}-000000000000-tokens")
     other_encoder = (tmp_path / f"base-passages-{corpus[:12]}-{other[:12]}-000000000000.npy",
@@ -27,7 +28,7 @@ def test_pruning_removes_only_this_corpus_and_encoders_caches_under_other_rules(
         make(*pair)
     unknown = tmp_path / f"base-passages-{corpus[:12]}-{encoder[:12]}-notes.txt"  # not a cache: left alone
     unknown.write_text("mine")
-    assert prune_passage_caches(tmp_path, corpus, encoder) == sorted(stale + legacy)
+    assert store.prune(corpus, encoder) == sorted(stale + legacy)
     assert all(p.exists() for p in current + other_encoder + (unknown,))
     assert not any(p.exists() for p in stale + legacy)
-    assert prune_passage_caches(tmp_path, corpus, encoder) == []
+    assert store.prune(corpus, encoder) == []
