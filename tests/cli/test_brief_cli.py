@@ -18,7 +18,10 @@ TEXT = "A grant of land is a contract that a later legislature may not void."
 
 
 def _brief(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["brief", *args])
+    try:
+        code = main(["brief", *args])
+    except SystemExit as stopped:  # a usage error, as argparse ends one
+        code = int(stopped.code or 0)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -70,7 +73,7 @@ def test_queries_file_gives_one_brief_per_distinct_text(brief_index: Path, small
 @pytest.mark.parametrize("args,message", [
     ([], "give one proposition or --queries"),
     (["law", "--queries", "QUERIES"], "give one proposition or --queries"),
-    (["--k", "0", "law"], "k must be"),
+    (["--k", "0", "law"], "citator brief: --k must be a whole number from 1 to 100, got 0"),
     (["   "], "the proposition is empty"),
     (["--queries", "BAD"], "bad.jsonl line 2"),
     (["--index-dir", "MISSING", "law"], "index directory not found"),

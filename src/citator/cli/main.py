@@ -15,12 +15,13 @@ from pathlib import Path
 
 import citator
 import citator.cli
+from citator.cli.parser import CitatorParser
 from citator.data.atomic import command_inputs
 from citator.errors import CitatorError, one_line
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CitatorParser(
         prog="citator", description="Find, rerank and evaluate legal authority for a proposition."
     )
     parser.add_argument("--version", action="version", version=f"citator {citator.__version__}")
