@@ -25,8 +25,11 @@ $(VENV)/.installed-test: $(BIN)/python pyproject.toml requirements/constraints.t
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
+# The demo index over the bundled sample, and a machinery-only Qwen3 (random weights, the real tokenizer) for the
+# README's reranking and Python blocks: every README block runs on what the repository and this target provide.
 demo: $(VENV)/.installed
 	$(BIN)/python -m citator.demo
+	$(BIN)/citator demo-model --out .demo/qwen3-random
 
 test: $(VENV)/.installed-test
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \

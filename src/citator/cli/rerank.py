@@ -7,6 +7,7 @@ import json
 import signal
 
 from citator.cli.arguments import COUNT, SECONDS
+from citator.cli.demo_model import note_machinery_only
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,6 +51,7 @@ def run_rerank(args: argparse.Namespace) -> int:
     limits = Limits(cpu_seconds=args.cpu_seconds, response_timeout_s=args.response_timeout)
     strategy = args.strategy or args.strategy_command
     inputs = read_inputs(args.pool, args.qrels, args.limit)
+    note_machinery_only(args.model)
     # Stopped by a signal, the runner kills its strategy and removes its directories before it exits.
     previous = {sig: signal.signal(sig, exit_on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from citator.cli.arguments import COUNT, PORT, SECONDS, whole
+from citator.cli.demo_model import note_machinery_only
 from citator.errors import ConfigError
 
 
@@ -93,6 +94,7 @@ def _provider(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
         if args.model is None:
             raise ConfigError("--provider local needs --model DIR")
+        note_machinery_only(args.model)
         return LocalProvider(args.model, device=args.device)
     from citator.statutes.providers.openai_http import OpenAIHTTPProvider
 
@@ -193,6 +195,7 @@ def run_provider_serve(args: argparse.Namespace) -> int:
     from citator.server.provider_server import serve
 
     sock = listen(args.host, args.port)  # a taken port is one line, before the model loads and any banner
+    note_machinery_only(args.model)
     serve(args.model, sock=sock, served_name=args.served_name, api_key_env=args.api_key_env, device=args.device,
           max_tokens_cap=args.max_tokens_cap, max_context_tokens=args.max_context_tokens,
           ready=lambda: print(f"serving {args.model} on {address_of(args.host, sock)}/v1", file=sys.stderr,
