@@ -69,6 +69,7 @@ def run_brief(args: argparse.Namespace) -> int:
     index.close()
     if args.output is not None:
         write_text_atomic(args.output, text)
+        print(f"wrote {args.output} ({len(propositions)} brief{'s' * (len(propositions) != 1)})", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0

@@ -47,10 +47,13 @@ def _evidence(hit: Hit, before: str, after: str, escape=lambda s: s) -> str:  # 
 
 
 def _signals(hit: Hit) -> str:
+    """Why it ranked, in raw scores: the fused score the ranking sorted by, then each signal's score and rank. (Not on
+    the authority's own line: a fused score has no scale a reader can act on; its rank does.)"""
     families: dict[str, list[str]] = {}
     for s in hit.signals:
         families.setdefault(s.family, []).append(f"{s.name} {s.score:.3f} (#{s.rank})")
-    return "; ".join(f"{family}: {', '.join(parts)}" for family, parts in families.items()) or "none recorded"
+    parts = [f"{family}: {', '.join(names)}" for family, names in families.items()] or ["none recorded"]
+    return "; ".join([f"fused {hit.score:.4f}", *parts])
 
 
 def _memory(hit: Hit) -> list[str]:
@@ -78,7 +81,7 @@ def table(brief: Brief) -> str:
         if not hits:
             lines.append("  (no documents)")
         for hit in hits:
-            header = f"{hit.title} | {hit.label} | score {hit.score:.4f} | {hit.doc_id}"
+            header = f"{hit.title} | {hit.label} | {hit.doc_id}"
             lines.append(f"{hit.rank:>3}. {_plain(header)}")
             lines.append(wrap(f"passage {hit.evidence.passage + 1} ({hit.evidence.signal} {hit.evidence.score:.3f}): "
                               + _evidence(hit, "*", "*"), "     "))
@@ -105,11 +108,11 @@ def markdown(brief: Brief) -> str:
         if not hits:
             out += ["No documents.", ""]
             continue
-        out += ["| # | Authority | Score | Evidence | Why |", "|---|---|---|---|---|"]
+        out += ["| # | Authority | Evidence | Why |", "|---|---|---|---|"]
         for hit in hits:
             authority = f"**{_md(hit.title)}**<br>{_md(hit.label)}<br>`{hit.doc_id.replace('`', '')}`"
             why = "<br>".join([_md("signals: " + _signals(hit))] + [_md("memory: " + r) for r in _memory(hit)])
-            out.append(f"| {hit.rank} | {authority} | {hit.score:.4f} | {_evidence(hit, '**', '**', _md)} | {why} |")
+            out.append(f"| {hit.rank} | {authority} | {_evidence(hit, '**', '**', _md)} | {why} |")
         out.append("")
     return "\n".join(out)
 
