@@ -5,6 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 # torch==2.13.0 goes in the same pip command as everything that depends on it (else pip pulls a CUDA build).
 # pip prints its progress: the first install takes minutes.
+INSTALL_TAKES := about 1-3 minutes here with pip's cache warm, longer where pip must download torch
 PIP_INSTALL := $(BIN)/python -m pip install --disable-pip-version-check -c requirements/constraints.txt torch==2.13.0
 
 .PHONY: demo test install install-test artifacts clean
@@ -14,11 +15,14 @@ $(BIN)/python:
 	  rm -rf $(VENV); python3 -m venv $(VENV); }
 
 # Everything the README's commands need: the HTTP parts (search, providers, review app) and the statutes report's plots.
+# How long the installs take is said before they start (measured on the machine BENCHMARKS.md names).
 $(VENV)/.installed: $(BIN)/python pyproject.toml requirements/constraints.txt
+	@echo "installing citator and its dependencies into $(VENV): $(INSTALL_TAKES)"
 	$(PIP_INSTALL) -e ".[server,report]"
 	touch $@
 
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml requirements/constraints.txt
+	@echo "installing citator with its test extras into $(VENV): $(INSTALL_TAKES)"
 	$(PIP_INSTALL) -e ".[test]"
 	touch $@ $(VENV)/.installed
 
