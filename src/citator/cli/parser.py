@@ -87,8 +87,10 @@ class CitatorParser(argparse.ArgumentParser):
             action = self._action(name)
             if isinstance(action, argparse._SubParsersAction):
                 return f"give a {name.lower()}: {', '.join(action.choices)} ({self._see('for what each does')})"
-            meta = (action.metavar or action.dest.upper()) if action is not None and action.option_strings else None
-            shown.append(f"{name} {meta}" if meta else name)
+            if action is not None and action.option_strings:
+                shown.append(f"{name} {action.metavar or action.dest.upper()}")
+            else:  # a positional argument: what it is
+                shown.append(f"{name} ({action.help})" if action is not None and action.help else name)
         verb = "is" if len(names) == 1 else "are"
         return f"{_both(names)} {verb} required: give {' '.join(shown)}"
 
