@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 # torch==2.13.0 goes in the same pip command as everything that depends on it (else pip pulls a CUDA build).
 # pip prints its progress: the first install takes minutes.
-INSTALL_TAKES := about 1-3 minutes here with pip's cache warm, longer where pip must download torch
+INSTALL_TAKES := about 2-3 minutes on 2 CPU cores with pip's cache warm, longer where pip must download torch
 PIP_INSTALL := $(BIN)/python -m pip install --disable-pip-version-check -c requirements/constraints.txt torch==2.13.0
 
 .PHONY: demo test install install-test artifacts clean

@@ -65,6 +65,10 @@ def test_the_wheel_works_without_the_checkout(tmp_path: Path) -> None:
 
     demo = run(py, "-m", "citator.demo", cwd=work, env=env)
     assert "overall" in demo.stdout and "NDCG@10" in demo.stdout
+    # Its long step is announced, with how long it takes, before it starts.
+    from citator.demo import BUILD_TAKES
+
+    assert demo.stdout.splitlines()[0].startswith("citator demo: building a stance index") and BUILD_TAKES in demo.stdout
 
     sample = Path(where).parent / "samples" / "casefacts"
     corpus = work / "corpus.jsonl"

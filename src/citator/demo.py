@@ -12,8 +12,8 @@ from citator.evaluate import per_query, reward
 
 SAMPLE = Path(__file__).parent / "samples" / "casefacts"
 # How long the index build takes, said before it starts: measured by `make demo` on the machine BENCHMARKS.md names
-# (2 shared CPU cores, with other work on them), where it took 40-130 s.
-BUILD_TAKES = "about 1-2 minutes on 2 CPU cores"
+# (2 CPU cores shared with other work, load average 5-9), where it took 150-205 s.
+BUILD_TAKES = "about 2-4 minutes on 2 busy CPU cores"
 
 
 def main(workdir: str = ".demo") -> int:
