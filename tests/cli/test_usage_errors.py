@@ -129,6 +129,8 @@ def test_a_mistyped_command_is_named_with_the_one_meant(words: tuple[str, ...],
         line = _refusal([*words, typo], capsys)
         assert line.startswith(f"{prog}: unknown ") and f"{typo!r}; did you mean " in line, line
     assert _refusal([*words, "--zzzzzz"], capsys).startswith(f"{prog}: unknown option --zzzzzz; ")
+    if words:  # a group without its subcommand (bare `citator` prints its help: the list of commands)
+        assert _refusal(list(words), capsys).startswith(f"{prog}: give a ")
 
 
 # Words a hurried user types: options of any command, typos of them, values that are not numbers.

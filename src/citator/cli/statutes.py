@@ -18,8 +18,8 @@ def _bench_group(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
     bench = sub.choices.get("bench")
     if bench is None:
         bench = sub.add_parser("bench", help="run a workload benchmark (see `citator bench -h`)")
-        bench.set_defaults(func=lambda args: (bench.print_help(), 2)[1])
-        bench._citator_sub = bench.add_subparsers(dest="bench_command", metavar="WORKLOAD")  # type: ignore[attr-defined]
+        bench._citator_sub = bench.add_subparsers(dest="bench_command", metavar="WORKLOAD",  # type: ignore[attr-defined]
+                                                  required=True)
     return bench._citator_sub  # type: ignore[attr-defined]
 
 
