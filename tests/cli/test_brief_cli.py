@@ -18,10 +18,7 @@ TEXT = "A grant of land is a contract that a later legislature may not void."
 
 
 def _brief(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        code = main(["brief", *args])
-    except SystemExit as stopped:  # a usage error, as argparse ends one
-        code = int(stopped.code or 0)
+    code = main(["brief", *args])
     out, err = capsys.readouterr()
     return code, out, err
 

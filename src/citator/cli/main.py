@@ -50,7 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     script = os.environ.pop("CITATOR_SCRIPT", None)
     if script:
         _name_script(parser, argv, script)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stopped:  # a usage error (one line, cli/parser.py), --help or --version: already printed
+        return stopped.code if isinstance(stopped.code, int) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
