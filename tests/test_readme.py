@@ -125,7 +125,8 @@ def _fresh_copy(target: Path) -> None:
                                 "['purelib'])"], capture_output=True, text=True, check=True).stdout.strip())
     (site / "citator-readme-test.pth").write_text(f"{target / 'src'}\n{sysconfig.get_paths()['purelib']}\n")
     command = venv / "bin" / "citator"
-    command.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom citator.cli.main import entry\nsys.exit(entry())\n")
+    command.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom citator.cli.main import entry\n"
+                       "sys.exit(entry())\n")
     command.chmod(0o755)
     (venv / ".installed").touch()
 

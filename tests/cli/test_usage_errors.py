@@ -57,7 +57,8 @@ def _valid(parser: argparse.ArgumentParser) -> list[str]:
                                         if g.required and g._group_actions[0] is action)
         if isinstance(action, argparse._SubParsersAction) or not needed:
             continue
-        value = str(next(iter(action.choices))) if action.choices else "2" if action.type not in (None, str, Path) else "x"
+        value = "x" if action.type in (None, str, Path) else "2"
+        value = str(next(iter(action.choices))) if action.choices else value
         words += ([action.option_strings[0]] if action.option_strings else []) + [value]
     return words
 
@@ -87,7 +88,8 @@ def test_a_mistyped_option_names_the_command_and_the_option_meant(words: tuple[s
             assert line == f"{prog}: unknown option {typo}; did you mean {option}?", line
         checked += 1
     assert checked == len(_options(parser))
-    assert _refusal([*words, "--zzzzzz"], capsys) == f"{prog}: unknown option --zzzzzz; see {prog} --help for its options"
+    assert _refusal([*words, "--zzzzzz"], capsys) == (
+        f"{prog}: unknown option --zzzzzz; see {prog} --help for its options")
 
 
 @pytest.mark.parametrize("words", sorted(LEAVES), ids=" ".join)

@@ -26,7 +26,8 @@ def test_the_model_is_labelled_and_made_again_from_its_seed(tmp_path: Path, caps
     # The real tokenizer: Qwen3's ids and chat template; the model loads offline.
     tokenizer = AutoTokenizer.from_pretrained(tmp_path / "a", local_files_only=True)
     assert tokenizer.convert_tokens_to_ids("<|im_start|>") == 151644
-    assert type(AutoModelForCausalLM.from_pretrained(tmp_path / "a", local_files_only=True)).__name__ == "Qwen3ForCausalLM"
+    model = AutoModelForCausalLM.from_pretrained(tmp_path / "a", local_files_only=True)
+    assert type(model).__name__ == "Qwen3ForCausalLM"
 
     weights = (tmp_path / "a" / "model.safetensors").read_bytes()
     assert main(["demo-model", "--out", str(tmp_path / "a")]) == 0  # its own folder: written again, the same

@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--results", required=True, help="results JSONL to score (query_id, doc_ids)")
     p.add_argument("--metric", action="append", dest="metrics", help="e.g. ndcg@10 (repeatable; default ndcg@10)")
     p.add_argument(
-        "--baseline", type=number(below=1), default=STANCE_BASELINE, help="B of reward = clamp((Q-B)/(1-B)); default: the spec's"
+        "--baseline", type=number(below=1), default=STANCE_BASELINE,
+        help="B of reward = clamp((Q-B)/(1-B)); default: the spec's"
     )
     p.add_argument("--json", dest="json_out", help="write metrics as JSON here")
     p.set_defaults(func=run_eval)

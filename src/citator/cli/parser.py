@@ -114,7 +114,8 @@ class CitatorParser(argparse.ArgumentParser):
             name = word.split("=", 1)[0]
             if name in self._option_string_actions:
                 continue
-            if name.startswith("--") and self.allow_abbrev and any(s.startswith(name) for s in self._option_string_actions):
+            known = self._option_string_actions
+            if name.startswith("--") and self.allow_abbrev and any(s.startswith(name) for s in known):
                 continue
             unknown.append(word)
         return unknown

@@ -18,8 +18,8 @@ def _bench_group(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
     bench = sub.choices.get("bench")
     if bench is None:
         bench = sub.add_parser("bench", help="run a workload benchmark (see `citator bench -h`)")
-        bench._citator_sub = bench.add_subparsers(dest="bench_command", metavar="WORKLOAD",  # type: ignore[attr-defined]
-                                                  required=True)
+        workloads = bench.add_subparsers(dest="bench_command", metavar="WORKLOAD", required=True)
+        bench._citator_sub = workloads  # type: ignore[attr-defined]
     return bench._citator_sub  # type: ignore[attr-defined]
 
 
