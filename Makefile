@@ -5,6 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 # torch==2.13.0 goes in the same pip command as everything that depends on it (else pip pulls a CUDA build).
 # pip prints its progress: the first install takes minutes.
+INSTALL_TAKES := about 2-3 minutes on 2 CPU cores with pip's cache warm, longer where pip must download torch
 PIP_INSTALL := $(BIN)/python -m pip install --disable-pip-version-check -c requirements/constraints.txt torch==2.13.0
 
 .PHONY: demo test install install-test artifacts clean
@@ -14,19 +15,25 @@ $(BIN)/python:
 	  rm -rf $(VENV); python3 -m venv $(VENV); }
 
 # Everything the README's commands need: the HTTP parts (search, providers, review app) and the statutes report's plots.
+# How long the installs take is said before they start (measured on the machine BENCHMARKS.md names).
 $(VENV)/.installed: $(BIN)/python pyproject.toml requirements/constraints.txt
+	@echo "installing citator and its dependencies into $(VENV): $(INSTALL_TAKES)"
 	$(PIP_INSTALL) -e ".[server,report]"
 	touch $@
 
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml requirements/constraints.txt
+	@echo "installing citator with its test extras into $(VENV): $(INSTALL_TAKES)"
 	$(PIP_INSTALL) -e ".[test]"
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
+# The demo index over the bundled sample, and a machinery-only Qwen3 (random weights, the real tokenizer) for the
+# README's reranking and Python blocks: every README block runs on what the repository and this target provide.
 demo: $(VENV)/.installed
 	$(BIN)/python -m citator.demo
+	$(BIN)/citator demo-model --out .demo/qwen3-random
 
 test: $(VENV)/.installed-test
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \

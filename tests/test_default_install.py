@@ -29,3 +29,12 @@ def test_pip_shows_its_progress() -> None:
     makefile = (REPO / "Makefile").read_text()
     line = next(ln for ln in makefile.splitlines() if ln.startswith("PIP_INSTALL"))
     assert not re.search(r"\s-q+\b|--quiet", line), line
+
+
+def test_make_demo_says_how_long_its_long_steps_take_before_they_start() -> None:
+    makefile = (REPO / "Makefile").read_text()
+    for target in ("$(VENV)/.installed", "$(VENV)/.installed-test"):
+        first, second = _recipe(makefile, target).splitlines()[:2]
+        assert first.startswith("\t@echo ") and "$(INSTALL_TAKES)" in first and "$(PIP_INSTALL)" in second
+    assert re.search(r"^INSTALL_TAKES := about \d", makefile, re.M)
+    # The index build announces itself (with citator.demo.BUILD_TAKES) before it starts: tests/test_wheel_install.py.

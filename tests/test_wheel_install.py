@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,12 @@ def test_the_wheel_works_without_the_checkout(tmp_path: Path) -> None:
         "-q", "-w", wheels, source, cwd=tmp_path, env=env)
     wheel = next(wheels.glob("citator-*.whl"))
     shutil.rmtree(source)
+    # The Qwen3 tokenizer ships (demo-model needs it) with the notice that names its licence.
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "citator/models/qwen3-tokenizer/tokenizer.json.gz" in names
+    assert "citator/models/qwen3-tokenizer/PROVENANCE.md" in names
+    notice = next(n for n in names if n.endswith("/NOTICE"))
+    assert "src/citator/models/qwen3-tokenizer/" in zipfile.ZipFile(wheel).read(notice).decode()
 
     # A fresh venv outside the checkout. Its dependencies are this environment's, put on its path by a .pth line
     # (a directory named there is not scanned for .pth files, so this checkout's editable install stays out); the
@@ -58,6 +65,10 @@ def test_the_wheel_works_without_the_checkout(tmp_path: Path) -> None:
 
     demo = run(py, "-m", "citator.demo", cwd=work, env=env)
     assert "overall" in demo.stdout and "NDCG@10" in demo.stdout
+    # Its long step is announced, with how long it takes, before it starts.
+    from citator.demo import BUILD_TAKES
+
+    assert demo.stdout.splitlines()[0].startswith("citator demo: building a stance index") and BUILD_TAKES in demo.stdout
 
     sample = Path(where).parent / "samples" / "casefacts"
     corpus = work / "corpus.jsonl"
@@ -71,3 +82,12 @@ def test_the_wheel_works_without_the_checkout(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     queries = (sample / "queries.jsonl").read_text().splitlines()
     assert len(lines) == len(queries) and all(len(line["results"]) == 5 for line in lines)
+
+    # The machinery-only Qwen3, from the package alone, and a rerank that says what it was ranked with.
+    wrote = run(citator, "demo-model", "--out", work / "qwen3", cwd=work, env=env)
+    assert "machinery-only Qwen3" in wrote.stderr and (work / "qwen3" / "tokenizer.json").is_file()
+    fixtures = REPO / "tests" / "rerank" / "fixtures"
+    ranked = run(citator, "rerank", "--pool", fixtures / "pool.jsonl", "--qrels", fixtures / "qrels.json", "--model",
+                 work / "qwen3", "--strategy", "first-token", "--out", work / "rerank", "--limit", "1", "--quiet",
+                 cwd=work, env=env)
+    assert "machinery-only" in ranked.stderr and json.loads(ranked.stdout)["queries"] == 1

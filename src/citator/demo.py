@@ -11,6 +11,9 @@ from citator.data import read_corpus, read_ground_truth, read_queries
 from citator.evaluate import per_query, reward
 
 SAMPLE = Path(__file__).parent / "samples" / "casefacts"
+# How long the index build takes, said before it starts: measured by `make demo` on the machine BENCHMARKS.md names
+# (2 CPU cores shared with other work, load average 5-9), where it took 150-205 s.
+BUILD_TAKES = "about 2-4 minutes on 2 busy CPU cores"
 
 
 def main(workdir: str = ".demo") -> int:
@@ -18,6 +21,8 @@ def main(workdir: str = ".demo") -> int:
     from citator.stance.retrieve.searcher import StanceSearcher
 
     index_dir = Path(workdir) / "index"
+    print(f"citator demo: building a stance index over the bundled CaseFacts sample in {index_dir} ({BUILD_TAKES})",
+          flush=True)
     start = time.monotonic()
     manifest = build(SAMPLE / "corpus.jsonl", index_dir, serve=False)
     built = time.monotonic() - start

@@ -44,7 +44,13 @@ def test_table_and_markdown_show_both_stances_escaped(brief_index: Path, capsys:
     code, out, _ = _brief(capsys, "--index-dir", str(brief_index), "--k", "41", TEXT)
     assert code == 0
     assert out.startswith(f"Proposition: {TEXT}") and "\nSUPPORTED\n" in out and "\nREFUTED\n" in out
-    assert "memory: no trained memory" in out and "signals: lexical: bm25" in out and "*contract*" in out
+    assert "memory: no trained memory" in out and "signals: fused " in out and "*contract*" in out
+    # An authority's line: its rank, title, citation and id, no fused score (raw scores are in its signals line).
+    top = StanceIndex.open(brief_index).brief(TEXT, k=41).supported[0]
+    first = out.splitlines()[3]
+    assert first == f"  1. {top.title} | {top.label} | {top.doc_id}", first
+    signals = next(line for line in out.splitlines() if line.startswith("     signals: "))
+    assert signals.startswith(f"     signals: fused {top.score:.4f}; lexical: bm25 ")
     code, out, _ = _brief(capsys, "--index-dir", str(brief_index), "--k", "41", "--format", "markdown", TEXT)
     assert code == 0 and "#### Supported" in out and "#### Refuted" in out and " **contract** " in out
     assert not re.search(r"\w\*\*contract|contract\*\*\w", out)  # a marked term keeps its spaces
@@ -52,7 +58,7 @@ def test_table_and_markdown_show_both_stances_escaped(brief_index: Path, capsys:
     assert "<script>" not in out and "&lt;script&gt;" in out
     assert f"<code>{markdown_text(HOSTILE_ID)}</code>" in out and "<b>" not in out
     for row in (r for r in out.splitlines() if r.startswith("| ") and r[2].isdigit()):
-        assert row.count(" | ") == 4, row
+        assert row.count(" | ") == 3, row
 
 
 def test_queries_file_gives_one_brief_per_distinct_text(brief_index: Path, small_stance_set: dict[str, Path],
@@ -60,10 +66,10 @@ def test_queries_file_gives_one_brief_per_distinct_text(brief_index: Path, small
     rows = [json.loads(line) for line in small_stance_set["queries"].open()][:6]
     texts = list(dict.fromkeys(r["text"] for r in rows))
     out_file = tmp_path / "briefs.jsonl"
-    code, out, _ = _brief(capsys, "--index-dir", str(brief_index), "--queries", str(small_stance_set["queries"]),
-                          "--format", "json", "--output", str(out_file))
-    assert code == 0 and out == ""
+    code, out, err = _brief(capsys, "--index-dir", str(brief_index), "--queries", str(small_stance_set["queries"]),
+                            "--format", "json", "--output", str(out_file))
     briefs = [json.loads(line) for line in out_file.read_text().splitlines()]
+    assert code == 0 and out == "" and err == f"wrote {out_file} ({len(briefs)} briefs)\n"
     all_texts = list(dict.fromkeys(json.loads(line)["text"] for line in small_stance_set["queries"].open()))
     assert [b["proposition"] for b in briefs] == [" ".join(t.split()) for t in all_texts]
     assert [b["proposition"] for b in briefs][: len(texts)] == [" ".join(t.split()) for t in texts]
@@ -72,7 +78,7 @@ def test_queries_file_gives_one_brief_per_distinct_text(brief_index: Path, small
 @pytest.mark.parametrize("args,message", [
     ([], "give one proposition or --queries"),
     (["law", "--queries", "QUERIES"], "give one proposition or --queries"),
-    (["--k", "0", "law"], "k must be"),
+    (["--k", "0", "law"], "citator brief: --k must be a whole number from 1 to 100, got 0"),
     (["   "], "the proposition is empty"),
     (["--queries", "BAD"], "bad.jsonl line 2"),
     (["--index-dir", "MISSING", "law"], "index directory not found"),

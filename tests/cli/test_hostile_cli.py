@@ -219,8 +219,8 @@ def _linked_manifest(root: Path) -> Path:
 
 
 SUBPROCESS_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
-    "eval --baseline 1": (lambda r: _eval_args(r) + ["--baseline", "1"], "ConfigError: --baseline must be a finite"),
-    "eval --baseline nan": (lambda r: _eval_args(r) + ["--baseline", "nan"], "ConfigError: --baseline must be a finite"),
+    "eval --baseline 1": (lambda r: _eval_args(r) + ["--baseline", "1"], "citator eval: --baseline must be a finite"),
+    "eval --baseline nan": (lambda r: _eval_args(r) + ["--baseline", "nan"], "citator eval: --baseline must be a finite"),
     "eval --json DIR": (lambda r: _eval_args(r) + ["--json", str(r)], "is a directory"),
     "queries nested 100k deep": (lambda r: _with(_eval_args(r), r, "queries.jsonl", FIXED["nested list 100k deep"]),
                                  "queries.jsonl line 1: malformed JSON: nested too deeply"),

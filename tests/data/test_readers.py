@@ -23,6 +23,7 @@ from citator.data import (
     write_trec_run,
 )
 from citator.data.jsonl import MAX_LINE_BYTES
+from citator.data.queries import STANCE_RULE
 from citator.errors import CorpusError, DataError, JudgmentError, QueryError, ResultsError
 
 
@@ -134,10 +135,10 @@ Q = {"query_id": "q1", "text": "States may not ban X.", "stance": "supported", "
     "bad,message",
     [
         ({"query_id": "q2", "text": "t", "stance": "maybe"},
-         'queries.jsonl line 2 field "stance": unknown stance "maybe": expected one of supported, refuted, all'),
+         'queries.jsonl line 2 field "stance": unknown stance "maybe": ' + STANCE_RULE),
         ({"query_id": "q1", "text": "t", "stance": "all"}, 'queries.jsonl line 2 field "query_id": duplicate query_id "q1" (first on line 1)'),
         ({"query_id": "q2", "text": "", "stance": "all"}, 'queries.jsonl line 2 field "text": must not be empty'),
-        ({"query_id": "q2", "text": "t"}, 'queries.jsonl line 2 field "stance": missing field'),
+        ({"query_id": "q2", "text": "t"}, 'queries.jsonl line 2 field "stance": missing; ' + STANCE_RULE),
         ({"query_id": "q2", "text": ["t"], "stance": "all"}, 'queries.jsonl line 2 field "text": expected a string, got list'),
     ],
 )
@@ -145,6 +146,17 @@ def test_query_errors(tmp_path: Path, bad: object, message: str) -> None:
     with pytest.raises(QueryError) as err:
         read_queries(_lines(tmp_path / "queries.jsonl", Q, bad))
     assert str(err.value) == message
+
+
+def test_one_stance_rule_in_both_messages(tmp_path: Path) -> None:
+    # The rule says which commands need a stance and what it may be, whether the stance is missing or wrong.
+    assert "give one of supported, refuted, all" in STANCE_RULE and "brief" in STANCE_RULE and "run.sh" in STANCE_RULE
+    # Where it may be left out (a brief), a wrong one is still refused with the same rule.
+    path = _lines(tmp_path / "queries.jsonl", {"query_id": "q2", "text": "t", "stance": "maybe"})
+    with pytest.raises(QueryError) as err:
+        read_queries(path, default_stance="all")
+    assert str(err.value).endswith(STANCE_RULE)
+    assert read_queries(_lines(tmp_path / "q.jsonl", {"query_id": "q", "text": "t"}), default_stance="all")[0].stance == "all"
 
 
 def test_a_repeated_id_names_the_line_of_its_first_copy(tmp_path: Path) -> None:

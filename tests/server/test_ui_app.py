@@ -53,6 +53,13 @@ def test_a_brief_shows_both_columns_as_the_api_ranks_them(client: TestClient, br
         assert [unquote_plus(i) for i in _column_ids(html, stance)] == [h.doc_id for h in expected.column(stance)]
     assert html.count('<blockquote class="passage"') == 10 and "<mark>" in html
     assert f'value="{TEXT}"' in html  # the query stays in the box: the URL is the brief's address
+    # A card's citation line holds what a reader acts on (the rank is the list's); the fused score is in "Why it ranked".
+    top = expected.supported[0]
+    card = html.split('class="hit"', 1)[1].split("</article>", 1)[0]
+    cite = card.split('<p class="cite">', 1)[1].split("</p>", 1)[0]
+    assert "score" not in cite and f"{top.score:.4f}" not in cite
+    why = card.split("<summary>Why it ranked</summary>", 1)[1]
+    assert f"<dt>fused</dt>\n            <dd>{top.score:.4f} (rank 1)</dd>" in why
 
 
 def test_hostile_titles_texts_and_queries_are_shown_as_text(client: TestClient) -> None:

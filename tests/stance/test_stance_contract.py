@@ -192,7 +192,7 @@ def test_bad_inputs_fail_clearly_and_write_nothing(served_index: Path, small_sta
 
     done = sh(REPO / "run.sh", "--index-dir", served_index, "--queries", small_stance_set["queries"], "--output", out,
               "--top-k", "0")
-    assert done.returncode != 0 and "--top-k must be at least 1, got 0" in done.stderr
+    assert done.returncode != 0 and "run.sh: --top-k must be a whole number of at least 1, got 0" in done.stderr
     assert not out.exists()
 
     done = run_sh(tmp_path / "no-such-index", small_stance_set["queries"], out)

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from citator.cli.arguments import PORT, add_server_arguments
+from citator.cli.arguments import BRIEF_K, COUNT, PORT, add_server_arguments
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--index-dir", required=True, type=Path, help="an index built by `citator build`")
     b.add_argument("--queries", type=Path,
                    help="a queries JSONL file (query_id, text; stance optional): one brief per distinct text")
-    b.add_argument("--k", type=int, default=5, help="authorities per stance (1-100, default 5)")
+    b.add_argument("--k", type=BRIEF_K, default=5, help="authorities per stance (1-100, default 5)")
     b.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                    help="table (terminal), markdown, or json (one object per line); default table")
     b.add_argument("--output", type=Path, help="write here (atomically) instead of printing")
@@ -28,10 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     u.add_argument("--index-dir", required=True, type=Path, help="an index built by `citator build`")
     add_server_arguments(u, "address to bind (default 127.0.0.1: this machine only)")
     u.add_argument("--port", type=PORT, default=8766, help="port to listen on (default 8766)")
-    u.add_argument("--k", type=int, default=5, help="authorities per stance (1-100, default 5)")
-    u.add_argument("--threads", type=int, default=1,
+    u.add_argument("--k", type=BRIEF_K, default=5, help="authorities per stance (1-100, default 5)")
+    u.add_argument("--threads", type=COUNT, default=1,
                    help="CPU threads per search (torch and BLAS; default 1: a brief encodes one short text per stance)")
-    u.add_argument("--workers", type=int, default=1,
+    u.add_argument("--workers", type=COUNT, default=1,
                    help="server processes, each with its own copy of the index (default 1; one a core serves "
                         "concurrent users in parallel)")
     u.set_defaults(func=run_ui)
@@ -69,6 +69,7 @@ def run_brief(args: argparse.Namespace) -> int:
     index.close()
     if args.output is not None:
         write_text_atomic(args.output, text)
+        print(f"wrote {args.output} ({len(propositions)} brief{'s' * (len(propositions) != 1)})", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
@@ -77,18 +78,10 @@ def run_brief(args: argparse.Namespace) -> int:
 def run_ui(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from citator.stance.brief.index import MAX_K
-    from citator.errors import PropositionError
     from citator.server.guard import allowed_hosts
     from citator.server.pages import address_of, listen, serve_on, warn_unless_loopback
     from citator.server.ui import create_app
 
-    if not 1 <= args.k <= MAX_K:
-        raise PropositionError(f"--k must be from 1 to {MAX_K}, got {args.k}")
-    if args.threads < 1:
-        raise PropositionError(f"--threads must be 1 or more, got {args.threads}")
-    if args.workers < 1:
-        raise PropositionError(f"--workers must be 1 or more, got {args.workers}")
     hosts = allowed_hosts(args.host, args.allow_host)
     warn_unless_loopback(args.host, "can search this index")
     # Opened here first, whatever the number of workers: a damaged index is one line before any worker starts.

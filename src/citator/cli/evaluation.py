@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from statistics import fmean
 
-from citator.cli.arguments import whole
+from citator.cli.arguments import number, whole
 from citator.data import read_corpus, read_ground_truth, read_queries, read_results, validate_results, write_json_atomic
 from citator.data.atomic import check_output
-from citator.errors import ConfigError
 from citator.evaluate import per_query, reward
 from citator.evaluate.reward import STANCE_BASELINE
 
@@ -22,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--results", required=True, help="results JSONL to score (query_id, doc_ids)")
     p.add_argument("--metric", action="append", dest="metrics", help="e.g. ndcg@10 (repeatable; default ndcg@10)")
     p.add_argument(
-        "--baseline", type=float, default=STANCE_BASELINE, help="B of reward = clamp((Q-B)/(1-B)); default: the spec's"
+        "--baseline", type=number(below=1), default=STANCE_BASELINE,
+        help="B of reward = clamp((Q-B)/(1-B)); default: the spec's"
     )
     p.add_argument("--json", dest="json_out", help="write metrics as JSON here")
     p.set_defaults(func=run_eval)
@@ -36,8 +35,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    if not (math.isfinite(args.baseline) and args.baseline < 1.0):
-        raise ConfigError(f"--baseline must be a finite number below 1 (reward divides by 1 - B), got {args.baseline}")
     if args.json_out:
         check_output(args.json_out)
     queries = read_queries(args.queries)

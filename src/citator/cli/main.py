@@ -15,6 +15,7 @@ from pathlib import Path
 
 import citator
 import citator.cli
+from citator.cli.parser import CitatorParser
 from citator.data.atomic import command_inputs
 from citator.errors import CitatorError, one_line
 
@@ -25,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     """The `citator` parser and its commands."""
-    parser = argparse.ArgumentParser(
+    parser = CitatorParser(
         prog="citator", description="Find, rerank and evaluate legal authority for a proposition."
     )
     parser.add_argument("--version", action="version", version=f"citator {citator.__version__}")
@@ -53,7 +54,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     script = os.environ.pop("CITATOR_SCRIPT", None)
     if script:
         _name_script(commands, argv, script)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stopped:  # a usage error (one line, cli/parser.py), --help or --version: already printed
+        return stopped.code if isinstance(stopped.code, int) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

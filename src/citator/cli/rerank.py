@@ -6,6 +6,9 @@ import argparse
 import json
 import signal
 
+from citator.cli.arguments import COUNT, SECONDS
+from citator.cli.demo_model import note_machinery_only
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("rerank", help="rerank a pool of BM25 candidates with a strategy under the token budget")
@@ -17,10 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     which.add_argument("--strategy-command", help='command line of a strategy program, e.g. "python my.py"')
     p.add_argument("--deployment", help="deployment.json (only attention and cpu_threads)")
     p.add_argument("--out", required=True, help="run directory: run.jsonl, run.trec, ledgers/, summary.json")
-    p.add_argument("--limit", type=int, help="only the first N queries of the pool")
+    p.add_argument("--limit", type=COUNT, help="only the first N queries of the pool")
     p.add_argument("--strategy-python", help="interpreter for strategies (default: the first one the sandbox user can run)")
-    p.add_argument("--cpu-seconds", type=float, default=1.0, help="strategy CPU limit per query (spec: 1)")
-    p.add_argument("--response-timeout", type=float, default=90.0, help="seconds per strategy message (spec: 90)")
+    p.add_argument("--cpu-seconds", type=SECONDS, default=1.0, help="strategy CPU limit per query (spec: 1)")
+    p.add_argument("--response-timeout", type=SECONDS, default=90.0, help="seconds per strategy message (spec: 90)")
     p.add_argument("--quiet", action="store_true", help="no per-query progress lines")
     p.set_defaults(func=run_rerank)
 
@@ -42,14 +45,13 @@ def run_rerank(args: argparse.Namespace) -> int:
     from citator.data.atomic import output_dir, run_directory
 
     output_dir(args.out, make=False)
-    if args.limit is not None and args.limit < 1:
-        raise ConfigError("--limit must be >= 1")
     if args.strategy is not None and args.strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy {args.strategy!r}: use one of {', '.join(STRATEGIES)} or --strategy-command")
     deployment = load_deployment(args.deployment)
     limits = Limits(cpu_seconds=args.cpu_seconds, response_timeout_s=args.response_timeout)
     strategy = args.strategy or args.strategy_command
     inputs = read_inputs(args.pool, args.qrels, args.limit)
+    note_machinery_only(args.model)
     # Stopped by a signal, the runner kills its strategy and removes its directories before it exits.
     previous = {sig: signal.signal(sig, exit_on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:

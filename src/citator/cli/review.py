@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from citator.cli.arguments import PORT, add_server_arguments
+from citator.cli.arguments import PORT, add_server_arguments, whole
 from citator.data.atomic import write_json_atomic
 from citator.errors import CitatorError, one_line
 
@@ -60,7 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--consensus", choices=("lower-median", "agree"), default="lower-median",
                    help="several reviewers: lower median of their grades (default, as the statute benchmark) "
                    "or no grade unless they agree")
-    p.add_argument("--min-grade", type=int, default=2, help="lowest grade that counts as relevant for P@5")
+    p.add_argument("--min-grade", type=whole(0, 3), default=2,
+                   help="lowest grade (0-3) that counts as relevant for P@5")
     p.add_argument("--json", dest="json_out", help="write the full report (per query too) here")
     p.set_defaults(func=run_metrics)
 

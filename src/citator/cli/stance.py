@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from citator.cli.arguments import COUNT
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     b = sub.add_parser("build", help="build a stance-retrieval index (and start its search server)")
@@ -18,10 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "./build.sh sets it to artifacts/ beside itself when that holds a manifest; else none)")
     b.add_argument("--no-artifacts", action="store_true", help="build without artifacts, whatever $CITATOR_ARTIFACTS says")
     b.add_argument("--no-serve", action="store_true", help="do not start the search server")
-    b.add_argument("--shards", type=int, help="cut the index into this many shards, searched as one (docs/scale.md)")
+    b.add_argument("--shards", type=COUNT, help="cut the index into this many shards, searched as one (docs/scale.md)")
     b.add_argument("--ray", metavar="ADDRESS", help="build the shards on a Ray cluster: 'local' (a new one on this "
                    "machine), 'auto' (the one this machine belongs to) or its address; needs citator[ray]")
-    b.add_argument("--workers", type=int, help="with --ray: how many shard builders (default: one per shard, at most "
+    b.add_argument("--workers", type=COUNT, help="with --ray: how many shard builders (default: one per shard, at most "
                    "the cluster's CPUs)")
     b.set_defaults(func=run_build)
 
@@ -29,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--index-dir", required=True, type=Path, help="an index directory made by build")
     s.add_argument("--queries", required=True, type=Path, help="queries JSONL (query_id, text, stance)")
     s.add_argument("--output", required=True, type=Path, help="results JSONL to write (atomically)")
-    s.add_argument("--top-k", type=int, default=10, help="doc ids per query (default: %(default)s)")
+    s.add_argument("--top-k", type=COUNT, default=10, help="doc ids per query (default: %(default)s)")
     s.add_argument("--no-server", action="store_true", help="search in-process even if a server is running")
     s.set_defaults(func=run_search)
 

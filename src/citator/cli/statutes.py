@@ -9,7 +9,8 @@ import tempfile
 from typing import TYPE_CHECKING, Any
 from pathlib import Path
 
-from citator.cli.arguments import PORT, add_server_arguments
+from citator.cli.arguments import COUNT, PORT, SECONDS, add_server_arguments, whole
+from citator.cli.demo_model import note_machinery_only
 from citator.data.escape import json_line
 from citator.errors import ConfigError, one_line
 
@@ -25,8 +26,7 @@ def _bench_group(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
     """The `bench` command group of these commands, created once; other workloads may add their own to it."""
     if sub not in _BENCH:
         bench = sub.add_parser("bench", help="run a workload benchmark (see `citator bench -h`)")
-        bench.set_defaults(func=lambda args: (bench.print_help(), 2)[1])
-        _BENCH[sub] = bench.add_subparsers(dest="bench_command", metavar="WORKLOAD")
+        _BENCH[sub] = bench.add_subparsers(dest="bench_command", metavar="WORKLOAD", required=True)
     return _BENCH[sub]
 
 
@@ -42,15 +42,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model-name", help="openai: model name")
     p.add_argument("--model-version", help="openai: pinned model version sent and checked (default: the name)")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="openai: environment variable holding the key")
-    p.add_argument("--timeout", type=float, default=120.0, help="openai: seconds per request (no retries)")
+    p.add_argument("--timeout", type=SECONDS, default=120.0, help="openai: seconds per request (no retries)")
     p.add_argument("--device", help="local: torch device (default cuda if available, else cpu)")
     labels = p.add_mutually_exclusive_group()
     labels.add_argument("--labels", type=Path, help="human labels JSONL (review export) for calibration")
     labels.add_argument("--label-store", type=Path, help="the review app's label store (SQLite) for calibration")
     p.add_argument("--resend-attempted", action="store_true",
                    help="re-send requests that were attempted but have no recorded outcome")
-    p.add_argument("--max-requests", type=int, default=272, help="attempted-request cap (at most 272)")
-    p.add_argument("--max-input-tokens", type=int, default=2_000_000, help="input-token cap (at most 2,000,000)")
+    p.add_argument("--max-requests", type=COUNT, default=272, help="attempted-request cap (at most 272)")
+    p.add_argument("--max-input-tokens", type=COUNT, default=2_000_000, help="input-token cap (at most 2,000,000)")
     p.add_argument("--retrieval", choices=("keyword", "hybrid"), default="keyword",
                    help="pool retrieval arm: keyword (BM25, the primary baseline) or hybrid (BM25 + MiniLM, fused)")
     p.add_argument("--index-dir", type=Path,
@@ -68,9 +68,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--served-name", help="model name clients must send (default: DIRNAME:model_type)")
     s.add_argument("--api-key-env", help="require this environment variable's value as the Bearer key")
     s.add_argument("--device", help="torch device (default: cuda if available, else cpu)")
-    s.add_argument("--max-tokens-cap", type=int, default=512,
+    s.add_argument("--max-tokens-cap", type=COUNT, default=512,
                    help="largest max_tokens a request may ask for (default: %(default)s; absent means 64)")
-    s.add_argument("--max-context-tokens", type=int,
+    s.add_argument("--max-context-tokens", type=whole(2),
                    help="refuse a request whose prompt + max_tokens exceeds this many tokens "
                         "(default: the model's max_position_embeddings)")
     s.set_defaults(func=run_provider_serve)
@@ -101,6 +101,7 @@ def _provider(args: argparse.Namespace) -> Provider | None:
 
         if args.model is None:
             raise ConfigError("--provider local needs --model DIR")
+        note_machinery_only(args.model)
         return LocalProvider(args.model, device=args.device)
     from citator.statutes.providers.openai_http import OpenAIHTTPProvider
 
@@ -203,10 +204,9 @@ def run_provider_serve(args: argparse.Namespace) -> int:
     from citator.server.provider_server import serve
     from citator.statutes.providers.local import LocalChatModel
 
-    if args.max_tokens_cap < 1 or (args.max_context_tokens is not None and args.max_context_tokens < 2):
-        raise ConfigError("--max-tokens-cap must be >= 1 and --max-context-tokens >= 2")
     hosts = allowed_hosts(args.host, args.allow_host)
     sock = listen(args.host, args.port)  # a taken port is one line, before the model loads and any banner
+    note_machinery_only(args.model)
 
     def load() -> LocalChatModel:
         return LocalChatModel(args.model, device=args.device, max_tokens_cap=args.max_tokens_cap,

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from citator.cli.arguments import COUNT, number, whole
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="learn stance-retrieval artifacts from labeled propositions (train/dev only)")
@@ -20,14 +22,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--base-index", type=Path, help="reuse the passage vectors of an index built from the same corpus")
     # The defaults are FinetuneConfig's, the settings chosen on CaseFacts dev: no flag is needed for the best model.
     # (Written out, not imported: the CLI parses its arguments without importing numpy; a test keeps them equal.)
-    p.add_argument("--epochs", type=int, default=3, help="fine-tuning epochs (default 3, chosen on CaseFacts dev)")
-    p.add_argument("--batch-size", type=int, default=32, help="fine-tuning batch size (default 32)")
-    p.add_argument("--learning-rate", type=float, default=5e-5,
+    p.add_argument("--epochs", type=COUNT, default=3, help="fine-tuning epochs (default 3, chosen on CaseFacts dev)")
+    p.add_argument("--batch-size", type=COUNT, default=32, help="fine-tuning batch size (default 32)")
+    p.add_argument("--learning-rate", type=number(above=0), default=5e-5,
                    help="fine-tuning learning rate (default 5e-5, chosen on CaseFacts dev)")
     p.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto",
                    help="fine-tuning's forward pass: auto (default) = bf16 on a GPU or a CPU with bf16 units "
                         "(AMX, AVX-512 BF16), else fp32; the manifest records which")
-    p.add_argument("--folds", type=int, default=2,
+    p.add_argument("--folds", type=whole(2), default=2,
                    help="folds (by proposition) for the ranker's out-of-fold training features (default 2)")
     p.add_argument("--memory-train-only", action="store_true",
                    help="keep dev's propositions out of the shipped memory (by default they join it after selection)")

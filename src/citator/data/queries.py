@@ -22,6 +22,10 @@ MAX_QUERY_CHARS = 512
 # characters cost.
 MEAN_QUERY_CHARS = 320
 MIN_BUDGET_QUERIES = 64
+# Where a query's stance is needed, said the same way by every message about it: a search ranks for one stance, a
+# brief shows both.
+STANCE_RULE = (f"give one of {', '.join(STANCES)} (a search, as run.sh and citator eval read queries, needs each "
+               "query's stance; citator brief, which shows both stances, lets it be left out)")
 
 
 def iter_queries(path: str | Path, *, default_stance: str | None = None, lenient: bool = False) -> Iterator[Query]:
@@ -37,14 +41,11 @@ def iter_queries(path: str | Path, *, default_stance: str | None = None, lenient
         text = require_str(obj, "text", path, line, QueryError, nonempty=not lenient)
         if lenient and not text.strip():
             _warn(path, line, "text", "empty text: ranked on nothing")
-        if "stance" in obj or default_stance is None:
-            stance = require_str(obj, "stance", path, line, QueryError)
-        else:
-            stance = default_stance
+        if "stance" not in obj and default_stance is None:
+            raise QueryError(path, line, f"missing; {STANCE_RULE}", field="stance")
+        stance = require_str(obj, "stance", path, line, QueryError) if "stance" in obj else default_stance
         if stance not in STANCES:
-            raise QueryError(
-                path, line, f'unknown stance "{stance}": expected one of {", ".join(STANCES)}', field="stance"
-            )
+            raise QueryError(path, line, f'unknown stance "{stance}": {STANCE_RULE}', field="stance")
         extra = {k: v for k, v in obj.items() if k not in ("query_id", "text", "stance")}
         yield Query(query_id, text, stance, extra)
 

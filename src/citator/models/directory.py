@@ -38,7 +38,9 @@ def loading(model_dir: Path) -> Iterator[None]:
     does not know) into one ConfigError line naming the folder, or the file in it the user may not read (the
     libraries report that as missing)."""
     from safetensors import SafetensorError
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # a local folder loads in seconds: a bar per load is noise in a command's output
     try:
         yield
     except ConfigError:

@@ -15,6 +15,7 @@ import numpy as np
 
 from citator.models.content_tokens import content_vocabulary
 from citator.models.directory import read_config
+from citator.models.progress import bar
 from citator.models.encoder import (QUERY_BATCH, Encoder, TokenStates, encode_each_once, pad_token_states,
                                     width_batches)
 
@@ -122,12 +123,11 @@ class TransformerEncoder(Encoder):
 
     def _encode(self, texts: Sequence[str], batch_size: int, progress: bool = False) -> np.ndarray:
         import torch.nn.functional as F
-        from tqdm import tqdm
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)  # rows in the original order
-        for idx, width in tqdm(self._batches(texts, batch_size), desc="encode", disable=not progress):
+        for idx, width in bar(self._batches(texts, batch_size), desc="encode", show=progress):
             batch = self._tokenize([texts[i] for i in idx], truncation=True, return_tensors="pt",
                                    padding="max_length", max_length=width).to(self.device)
             hidden = self._forward(batch)
@@ -140,12 +140,11 @@ class TransformerEncoder(Encoder):
         """Pooled vectors, and per text the unit-length states and ids of its tokens, leaving out padding and the
         tokens that start within its first `skip_chars[i]` characters (a prefix). One forward pass gives both."""
         import torch.nn.functional as F
-        from tqdm import tqdm
 
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         states: list[np.ndarray] = [np.zeros((0, self.dim), dtype=np.float32)] * len(texts)
         ids: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(texts)
-        for idx, width in tqdm(self._batches(texts, batch_size), desc="encode", disable=not progress):
+        for idx, width in bar(self._batches(texts, batch_size), desc="encode", show=progress):
             batch = self._tokenize([texts[i] for i in idx], truncation=True, return_tensors="pt",
                                    return_offsets_mapping=True, padding="max_length", max_length=width)
             offsets = batch.pop("offset_mapping").numpy()

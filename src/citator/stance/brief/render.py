@@ -51,10 +51,13 @@ def _evidence(hit: Hit, before: str, after: str, escape: Callable[[str], str] = 
 
 
 def _signals(hit: Hit) -> str:
+    """Why it ranked, in raw scores: the fused score the ranking sorted by, then each signal's score and rank. (Not on
+    the authority's own line: a fused score has no scale a reader can act on; its rank does.)"""
     families: dict[str, list[str]] = {}
     for s in hit.signals:
         families.setdefault(s.family, []).append(f"{s.name} {s.score:.3f} (#{s.rank})")
-    return "; ".join(f"{family}: {', '.join(parts)}" for family, parts in families.items()) or "none recorded"
+    parts = [f"{family}: {', '.join(names)}" for family, names in families.items()] or ["none recorded"]
+    return "; ".join([f"fused {hit.score:.4f}", *parts])
 
 
 def _memory(hit: Hit) -> list[str]:
@@ -82,7 +85,7 @@ def table(brief: Brief) -> str:
         if not hits:
             lines.append("  (no documents)")
         for hit in hits:
-            header = f"{hit.title} | {hit.label} | score {hit.score:.4f} | {hit.doc_id}"
+            header = f"{hit.title} | {hit.label} | {hit.doc_id}"
             lines.append(f"{hit.rank:>3}. {_plain(header)}")
             lines.append(wrap(f"passage {hit.evidence.passage + 1} ({hit.evidence.signal} {hit.evidence.score:.3f}): "
                               + _evidence(hit, "*", "*"), "     "))
@@ -102,7 +105,7 @@ def markdown(brief: Brief) -> str:
         if not hits:
             out += ["No documents.", ""]
             continue
-        out += ["| # | Authority | Score | Evidence | Why |", "|---|---|---|---|---|"]
+        out += ["| # | Authority | Evidence | Why |", "|---|---|---|---|"]
         for hit in hits:
             # Every field from data through markdown_text; the id is shown as code by a tag (a code span would
             # show the escapes themselves).
@@ -111,7 +114,7 @@ def markdown(brief: Brief) -> str:
             why = "<br>".join(markdown_text(line) for line in ["signals: " + _signals(hit)]
                               + ["memory: " + r for r in _memory(hit)])
             evidence = _evidence(hit, "**", "**", markdown_text)
-            out.append(f"| {hit.rank} | {authority} | {hit.score:.4f} | {evidence} | {why} |")
+            out.append(f"| {hit.rank} | {authority} | {evidence} | {why} |")
         out.append("")
     return "\n".join(out)
 

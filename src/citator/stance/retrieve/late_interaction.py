@@ -85,12 +85,12 @@ class TokenStore:
         Documents are encoded `docs_per_chunk` at a time and each chunk is quantised before the next is encoded, so
         only one chunk's float states are ever held: building CaseFacts' store (8,107 passages) peaked at 5.1 GB of
         resident memory in one pass and at 1.8 GB in chunks, with the same tokens."""
-        from tqdm import tqdm
+        from citator.models.progress import bar as progress_bar
 
         bounds = np.append(np.asarray(starts, dtype=np.int64), len(passages))
         vectors: list[np.ndarray] = []
         parts: list[TokenStore] = []
-        with tqdm(total=len(passages), desc="passage tokens", disable=not progress) as bar:
+        with progress_bar(total=len(passages), desc="passage tokens", show=progress) as bar:
             for lo in range(0, len(starts), docs_per_chunk):
                 hi = min(lo + docs_per_chunk, len(starts))
                 first, last = int(bounds[lo]), int(bounds[hi])
