@@ -31,16 +31,17 @@ class CitatorParser(argparse.ArgumentParser):
     """argparse, with every error worded as one line that says what to do, and unknown options named with the
     closest option the command has."""
 
-    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]  # one signature for typeshed's overloads
                          namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
         given = list(sys.argv[1:] if args is None else args)
         # An unknown option explains most other complaints (`--querries` makes `--queries` "required"): it comes first.
         if unknown := self._unknown_options(given):
             self.exit(2, f"{self.prog}: {one_line(self._unknown(unknown[0]))}\n")
-        namespace, extras = super().parse_known_args(given, namespace)
+        parsed, extras = super().parse_known_args(given, namespace)
+        assert parsed is not None  # argparse returns None only when told to exit on error, and this parser exits
         if extras:  # a subcommand's parser reports its own leftovers, before its parent sees them
             self.error(f"unrecognized arguments: {' '.join(extras)}")
-        return namespace, extras
+        return parsed, extras
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {one_line(self._worded(message))}\n")
@@ -67,7 +68,7 @@ class CitatorParser(argparse.ArgumentParser):
             value = found["value"][1:-1]
             choices = [str(c) for c in (action.choices or ())] if action is not None else []
             if isinstance(action, argparse._SubParsersAction):
-                kind = (action.metavar or "command").lower()
+                kind = str(action.metavar or "command").lower()
                 return f"unknown {kind} {value!r}" + (_suggestion(value, choices) or f"; {self._see('for the list')}")
             return f"{name} must be one of {', '.join(choices)}, got {value!r}{_suggestion(value, choices)}"
         if found := _TYPED.fullmatch(message):

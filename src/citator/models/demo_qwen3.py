@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from citator.data.atomic import check_output, output_dir
 from citator.errors import OutputError
@@ -38,6 +39,13 @@ def unpack_tokenizer(target: Path) -> Path:
     return target
 
 
+def _token_id(tokenizer: Any, token: str) -> int:
+    found = tokenizer.convert_tokens_to_ids(token)
+    if not isinstance(found, int):
+        raise ValueError(f"the vendored tokenizer has no single id for {token!r}")
+    return found
+
+
 def build(target: Path, kind: str = "causal", seed: int = 0) -> Path:
     """Save a tiny random Qwen3 (`kind`: a causal LM, or the bare model an embedding encoder pools) with the real
     tokenizer into `target`, a folder of its own. Two layers of width 32: built and loaded in seconds."""
@@ -50,13 +58,12 @@ def build(target: Path, kind: str = "causal", seed: int = 0) -> Path:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     unpack_tokenizer(target)
     tokenizer = AutoTokenizer.from_pretrained(target, local_files_only=True)
+    marks: dict[str, Any] = {MARK: NOTE.format(seed=seed)}  # what the folder is, kept in its config.json
     config = Qwen3Config(
         vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, head_dim=8, max_position_embeddings=32768, tie_word_embeddings=True,
-        bos_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
-        eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
-        pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
-        **{MARK: NOTE.format(seed=seed)},
+        bos_token_id=_token_id(tokenizer, "<|endoftext|>"), eos_token_id=_token_id(tokenizer, "<|im_end|>"),
+        pad_token_id=_token_id(tokenizer, "<|endoftext|>"), **marks,
     )
     torch.manual_seed(seed)
     model = Qwen3ForCausalLM(config) if kind == "causal" else Qwen3Model(config)
