@@ -54,9 +54,9 @@ CUES: tuple[Cue, ...] = (
                                r"rejected|no\s+longer\s+follow(?:s|ed)?"),
     _cue("abrogates", "before", rf"{_BE}(?:in\s+effect\s+|effectively\s+)?(?:no\s+longer\s+(?:good\s+law|valid|"
                                 r"binding|controlling|authoritative)|wrongly\s+decided|unworkable|repudiated|abrogated)"),
-    _cue("limits", "after", r"declin(?:ed|es|ing)\s+to\s+extend|refus(?:ed|es|ing)\s+to\s+extend|"
-                            r"(?:limit(?:ed|s|ing)|confin(?:ed|es|ing)|narrow(?:ed|s|ing)|modif(?:ied|ies|ying))|"
-                            r"carv(?:ed|es|ing)\s+out\s+an\s+exception\s+to"),
+    _cue("limits", "after", r"declin(?:e|ed|es|ing)\s+to\s+extend|refus(?:e|ed|es|ing)\s+to\s+extend|"
+                            r"(?:limit(?:ed|s|ing)?|confin(?:e|ed|es|ing)|narrow(?:ed|s|ing)?|modif(?:y|ied|ies|ying))|"
+                            r"carv(?:e|ed|es|ing)\s+out\s+an\s+exception\s+to"),
     _cue("limits", "before", r"(?:does|did|do)\s+not\s+(?:apply|extend|reach|require|constrain)|only\s+appli(?:ed|es)|"
                              rf"{_BE}(?:limited|confined|inapplicable|misplaced|not\s+retroactive)|"
                              r"(?:applies|applied)\s+only|only\s+(?:affirmed|held)"),
