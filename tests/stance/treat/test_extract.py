@@ -81,6 +81,15 @@ def test_words_that_look_like_treatment_but_are_not() -> None:
     assert rows("The Court had overruled Booth v. Maryland two years before.") == set()
 
 
+def test_a_party_is_no_case_though_a_case_bears_its_name() -> None:
+    # "Booth" is a short name of Booth v. Maryland; here it is the citing case's own party and a party's argument.
+    own = Document("own", "Booth v. Hartford", "Conclusion: The Court rejected Booth's argument and overruled "
+                   "Booth.", {"date": "2020-01-01"})
+    assert extract(corpus() + [own]).by("own") == ()
+    assert rows("The Court rejected Terry's claim that the stop was unlawful.") == set()
+    assert rows("The Court rejected the rule of Terry v. Ohio.") == {("terry", "abrogates")}
+
+
 def test_abrogation_questioning_and_distinguishing() -> None:
     assert rows("The reasoning of Terry v. Ohio is no longer good law.") == {("terry", "abrogates")}
     assert rows("The Court cast doubt on Terry v. Ohio but left it standing.") == {("terry", "questions")}

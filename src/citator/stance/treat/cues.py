@@ -51,7 +51,11 @@ CUES: tuple[Cue, ...] = (
     _cue("abrogates", "after", r"(?:in\s+effect|effectively|implicitly|essentially)\s+(?:overruled|overturned)|"
                                r"repudiat(?:ed|es|ing)|abrogat(?:ed|es|ing)|disavow(?:ed|s|ing)|"
                                r"abandon(?:ed|s|ing)|withdrew\s+its\s+(?:previous|prior|earlier)\s+opinions?\s+in|"
-                               r"rejected|no\s+longer\s+follow(?:s|ed)?"),
+                               r"no\s+longer\s+follow(?:s|ed)?|"
+                               # "rejected" alone mostly meets a party's argument; a case's rule is named as one
+                               r"reject(?:ed|s|ing)?\s+(?:the|its)\s+(?:[\w“”\"-]+\s+){0,2}(?:rule|test|standard|"
+                               r"doctrine|approach|reasoning|holding|rationale|framework)\s+(?:of|in|from|used\s+in|"
+                               r"set\s+forth\s+in|established\s+in|announced\s+in|adopted\s+in)"),
     _cue("abrogates", "before", rf"{_BE}(?:in\s+effect\s+|effectively\s+)?(?:no\s+longer\s+(?:good\s+law|valid|"
                                 r"binding|controlling|authoritative)|wrongly\s+decided|unworkable|repudiated|abrogated)"),
     _cue("limits", "after", r"declin(?:e|ed|es|ing)\s+to\s+extend|refus(?:e|ed|es|ing)\s+to\s+extend|"

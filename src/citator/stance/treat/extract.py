@@ -29,6 +29,10 @@ _AND = re.compile(r"\s*(?:\([^()]{0,40}\))?\s*(?:,\s*|\s+)(?:and\s+|or\s+|as\s+w
                   r"(?:the\s+)?$", re.I)
 # After a case name: its reporter citation or year, as in "Brown v. United States, 359 U.S. 41 (1959)".
 _CITE_GAP = re.compile(r"[\s,]*\(?\s*$")
+# A name followed by what a party has: "Nixon's claim", "the EPA's argument", "North Carolina's reading of".
+_PARTY = re.compile(r"['’]s?\s+(?:\w+\s+){0,2}?(?:arguments?|claims?|contentions?|objections?|motions?|requests?|"
+                    r"positions?|assertions?|petitions?|appeals?|counsel|attorneys?|lawyers?|interpretation|reading|"
+                    r"brief|suit|complaint|conviction|sentence)\b", re.I)
 _YEAR_AFTER = re.compile(r"[\s,]*\((?:[^()]{0,30}\s)?(\d{4})\)")
 # A case named after these is no subject of the verb that follows ("the Clause, as interpreted in Crawford, does
 # not apply" says nothing of Crawford); "the concerns of Stone did not apply" does. Not for a red cue: "the
@@ -106,6 +110,8 @@ def _mentions(doc: Document, corpus: _Corpus, hits: list, a: int, b: int) -> lis
     out: list[_Mention] = []
     used: set[int] = set()
     for hit in (h for h in hits if a <= h.start and h.end <= b):
+        if _PARTY.match(text, hit.end) or (not hit.full and corpus.names.is_party(text[hit.start:hit.end], doc.title)):
+            continue  # "Osborn's arguments", or "Osborn" in Osborn v. Haley: a party, not a case
         start, end, ids, found_by = hit.start, hit.end, hit.doc_ids, "name"
         for k, (cs, ce, cited) in enumerate(cites):
             if cs >= end and _CITE_GAP.fullmatch(text, end, cs):

@@ -94,6 +94,12 @@ class CaseNames:
                 hits.append(hit)
         return sorted(hits, key=lambda h: h.start)
 
+    def is_party(self, name: str, title: str) -> bool:
+        """Whether a short `name` is a party of the case `title` (the citing case's own parties are no citation)."""
+        split = parties(title)
+        words = content(t.norm for t in tokenize(name))
+        return bool(split and words) and set(words) <= set(split[0]) | set(split[1])
+
     def _full_names(self, text: str, tokens: list[Token]) -> list[NameHit]:
         hits: list[NameHit] = []
         for i, tok in enumerate(tokens):
