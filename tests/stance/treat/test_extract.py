@@ -101,3 +101,7 @@ def test_a_case_never_treats_itself_or_a_later_case() -> None:
     later = Document("early", "Roe v. Wade", "The Court overruled McConnell v. FEC.", {"date": "1973-01-22"})
     table = extract(corpus() + [later])
     assert table.by("early") == ()
+    # Two records of one decision (cases decided together, one report) do not treat each other.
+    twin = Document("twin", "Booth v. Maryland", "Conclusion: The Court applied Booth v. Maryland.",
+                    {"date": "1987-06-15", "citation": "482 U.S. 496"})
+    assert extract(corpus() + [twin]).by("twin") == ()

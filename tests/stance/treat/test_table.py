@@ -22,7 +22,8 @@ def test_of_and_by_look_up_either_side_and_flags_follow_the_strongest_word() -> 
 
 
 def test_a_users_row_replaces_the_pair_and_adds_what_was_missed() -> None:
-    table = TreatmentTable((row("late", "old", "overrules"), row("late", "old", "follows"), row("mid", "old", "limits")))
+    table = TreatmentTable((row("late", "old", "overrules"), row("late", "old", "follows"),
+                            row("mid", "old", "limits")))
     merged = merge(table, [row("late", "old", "distinguishes", "user"), row("new", "old", "questions", "user")])
     assert {(r.citing_doc_id, r.treatment) for r in merged.of("old")} == {
         ("late", "distinguishes"), ("mid", "limits"), ("new", "questions")}

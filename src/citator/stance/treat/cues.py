@@ -26,7 +26,8 @@ OBJECT = re.compile(
     r"(?:had\s+)?(?:identified|established|announced|set)\s+in)\s+)?(?:both\s+)?(?:the\s+)?$", re.I)
 # Between a case and its `before` cue: "Booth v. Maryland", "'s rule", "(1896)", ", which held otherwise,", "decision".
 SUBJECT = re.compile(
-    rf"\s*(?:\([^()]{{0,40}}\))?\s*,?\s*(?:['’]s\s+)?(?:{_NOUNS}\s*)?(?:,\s*(?:which|that|where|in\s+which)\s+[^.;]{{0,160}}?,)?"
+    rf"\s*(?:\([^()]{{0,40}}\))?\s*,?\s*(?:['’]s\s+)?(?:{_NOUNS}\s*)?"
+    r"(?:,\s*(?:which|that|where|in\s+which)\s+[^.;]{0,160}?,)?"
     r"\s*(?:(?:therefore|thus|now|hereby|expressly|explicitly|itself|also|then)\s+)*$", re.I)
 
 
@@ -57,7 +58,8 @@ CUES: tuple[Cue, ...] = (
                                r"doctrine|approach|reasoning|holding|rationale|framework)\s+(?:of|in|from|used\s+in|"
                                r"set\s+forth\s+in|established\s+in|announced\s+in|adopted\s+in)"),
     _cue("abrogates", "before", rf"{_BE}(?:in\s+effect\s+|effectively\s+)?(?:no\s+longer\s+(?:good\s+law|valid|"
-                                r"binding|controlling|authoritative)|wrongly\s+decided|unworkable|repudiated|abrogated)"),
+                                r"binding|controlling|authoritative)|wrongly\s+decided|unworkable|repudiated|"
+                                r"abrogated)"),
     _cue("limits", "after", r"declin(?:e|ed|es|ing)\s+to\s+extend|refus(?:e|ed|es|ing)\s+to\s+extend|"
                             r"(?:limit(?:ed|s|ing)?|confin(?:e|ed|es|ing)|narrow(?:ed|s|ing)?|modif(?:y|ied|ies|ying))|"
                             r"carv(?:e|ed|es|ing)\s+out\s+an\s+exception\s+to"),
@@ -74,7 +76,8 @@ CUES: tuple[Cue, ...] = (
                                    r"not\s+controlled\s+by|not\s+analogous\s+to|differ(?:s|ed)?\s+from"),
     _cue("distinguishes", "before", rf"{_BE}(?:distinguishable|inapposite|not\s+controlling)|"
                                     r"(?:does|did)\s+not\s+control|differ(?:s|ed)"),
-    _cue("follows", "after", r"not\s+distinguishable\s+from|indistinguishable\s+from|reli(?:ed|es)\s+(?:on|upon)|relying\s+(?:on|upon)|follow(?:ed|s|ing)|"
+    _cue("follows", "after", r"not\s+distinguishable\s+from|indistinguishable\s+from|"
+                             r"reli(?:ed|es)\s+(?:on|upon)|relying\s+(?:on|upon)|follow(?:ed|s|ing)|"
                              r"appl(?:ied|ies|ying|y)|reaffirm(?:ed|s|ing)?|upheld|uph(?:olds|olding)|"
                              r"in\s+line\s+with|consistent\s+with|in\s+accordance\s+with|under|"
                              r"as\s+(?:interpreted|established|set\s+forth)\s+in|looked\s+to|drawing\s+(?:from|on)|"

@@ -25,7 +25,8 @@ from citator.stance.treat.voice import court_sentences
 _ANY_CUE = re.compile("|".join(f"(?:{c.pattern.pattern})" for c in CUES), re.I)
 # Between cases that one cue governs together: "Booth v. Maryland and South Carolina v. Gathers", "Austin ... and
 # portions of McConnell v. FEC".
-_AND = re.compile(r"\s*(?:\([^()]{0,40}\))?\s*(?:,\s*|\s+)(?:and\s+|or\s+|as\s+well\s+as\s+)?(?:(?:portions|parts?)\s+of\s+)?"
+_AND = re.compile(r"\s*(?:\([^()]{0,40}\))?\s*(?:,\s*|\s+)(?:and\s+|or\s+|as\s+well\s+as\s+)?"
+                  r"(?:(?:portions|parts?)\s+of\s+)?"
                   r"(?:the\s+)?$", re.I)
 # After a case name: its reporter citation or year, as in "Brown v. United States, 359 U.S. 41 (1959)".
 _CITE_GAP = re.compile(r"[\s,]*\(?\s*$")
@@ -134,8 +135,10 @@ def _mentions(doc: Document, corpus: _Corpus, hits: list, a: int, b: int) -> lis
 def _resolve(citing: str, ids: tuple[str, ...], corpus: _Corpus, year: int | None) -> tuple[str, ...]:
     """The records `ids` narrowed to one decision: not the citing one, none decided after it, the year if the text
     gives one. Several records left that share one citation are one decision reported once; otherwise ()."""
-    when = corpus.date.get(citing)
-    left = [d for d in ids if d != citing and not (when and corpus.date.get(d, "") > when)]
+    when, own = corpus.date.get(citing), corpus.citation.get(citing)
+    # Not itself, nor a case decided with it under one report, nor a later case.
+    left = [d for d in ids if d != citing and not (own and corpus.citation.get(d) == own)
+            and not (when and corpus.date.get(d, "") > when)]
     if year is not None and len(left) > 1:
         left = [d for d in left if corpus.date.get(d, "")[:4] in (str(year), str(year - 1))] or left
     if len(left) > 1 and len({corpus.citation.get(d) for d in left}) == 1 and corpus.citation.get(left[0]):
