@@ -61,6 +61,10 @@ class ResultsError(DataError):
     """A results (run) file is malformed or breaks the output rules."""
 
 
+class TreatmentError(DataError):
+    """A treatment table file (written by citator or given with --treatments) is malformed."""
+
+
 class ArtifactError(DataError):
     """A file of a trained artifacts directory (e.g. the proposition memory) is malformed."""
 

@@ -1,0 +1,116 @@
+"""Treatment language: the words that say what a decision does to a case it names, and where that case stands.
+
+A cue is a phrase ("overruled", "declined to extend", "is distinguishable") with the side its case is on: `after`
+for a verb and its object ("overruled [its decision in] Booth v. Maryland"), `before` for a predicate of the case
+("Booth v. Maryland [, which ...,] was overruled"). What may stand between cue and case is spelled out (`OBJECT`,
+`SUBJECT`) rather than left to a distance, so "overturned the Ninth Circuit's ruling, which relied on X" links
+nothing. A cue under negation or in someone's mouth ("declined to overrule", "asked the Court to overrule",
+"should be overruled", "had overruled") is turned (`turn`): declining to overrule is following; the rest says
+nothing about what this decision did.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_NOUNS = (r"(?:decisions?|holdings?|rulings?|opinions?|precedents?|cases?|rule|test|doctrine|standard|principles?|"
+          r"approach|framework|reasoning|logic|analysis|interpretation|exception|presumption|requirement)")
+# Between an `after` cue and its case: "its prior decision in", "the rule established in", "the Court's logic in".
+OBJECT = re.compile(
+    r"\s*(?:(?:its|the|this|that|his|her|their|an?|the\s+(?:Supreme\s+)?Court['’]s|both)\s+)?"
+    r"(?:(?:own|prior|previous|earlier|long-?standing|landmark|seminal|\d{4}|controversial|well-known|"
+    r"three-part|two-part|[“\"][^”\"]{1,40}[”\"])\s+)*"
+    rf"(?:{_NOUNS}\s+(?:\w+\s+){{0,3}}?(?:in|of|from|by|announced\s+in|established\s+(?:by|in)|set\s+(?:forth\s+)?in|"
+    r"used\s+in|adopted\s+in|identified\s+in|articulated\s+in|outlined\s+in|recognized\s+in|(?:the\s+)?Court\s+"
+    r"(?:had\s+)?(?:identified|established|announced|set)\s+in)\s+)?(?:both\s+)?(?:the\s+)?$", re.I)
+# Between a case and its `before` cue: "Booth v. Maryland", "'s rule", "(1896)", ", which held otherwise,", "decision".
+SUBJECT = re.compile(
+    rf"\s*(?:\([^()]{{0,40}}\))?\s*,?\s*(?:['’]s\s+)?(?:{_NOUNS}\s*)?"
+    r"(?:,\s*(?:which|that|where|in\s+which)\s+[^.;]{0,160}?,)?"
+    r"\s*(?:(?:therefore|thus|now|hereby|expressly|explicitly|itself|also|then)\s+)*$", re.I)
+
+
+@dataclass(frozen=True)
+class Cue:
+    """A phrase saying `treatment`, with its case `side` ("after" or "before") of it."""
+
+    treatment: str
+    side: str
+    pattern: re.Pattern[str]
+
+
+def _cue(treatment: str, side: str, words: str) -> Cue:
+    return Cue(treatment, side, re.compile(rf"\b(?:{words})\b", re.I))
+
+
+_BE = r"(?:is|was|were|are|has\s+been|have\s+been|had\s+been|be|been)\s+(?:\w+ly\s+)?"
+CUES: tuple[Cue, ...] = (
+    _cue("overrules", "after", r"overrul(?:ed|es|ing|e)|overturn(?:ed|s|ing)?"),
+    _cue("overrules", "before", rf"{_BE}(?:overruled|overturned)|(?:both\s+of\s+)?(?:those|these|both)\s+"
+                                r"(?:cases|decisions)\s+(?:are|were)\s+overruled"),
+    _cue("abrogates", "after", r"(?:in\s+effect|effectively|implicitly|essentially)\s+(?:overruled|overturned)|"
+                               r"repudiat(?:ed|es|ing)|abrogat(?:ed|es|ing)|disavow(?:ed|s|ing)|"
+                               r"abandon(?:ed|s|ing)|withdrew\s+its\s+(?:previous|prior|earlier)\s+opinions?\s+in|"
+                               r"no\s+longer\s+follow(?:s|ed)?|"
+                               # "rejected" alone mostly meets a party's argument; a case's rule is named as one
+                               r"reject(?:ed|s|ing)?\s+(?:the|its)\s+(?:[\w“”\"-]+\s+){0,2}(?:rule|test|standard|"
+                               r"doctrine|approach|reasoning|holding|rationale|framework)\s+(?:of|in|from|used\s+in|"
+                               r"set\s+forth\s+in|established\s+in|announced\s+in|adopted\s+in)"),
+    _cue("abrogates", "before", rf"{_BE}(?:in\s+effect\s+|effectively\s+)?(?:no\s+longer\s+(?:good\s+law|valid|"
+                                r"binding|controlling|authoritative)|wrongly\s+decided|unworkable|repudiated|"
+                                r"abrogated)"),
+    _cue("limits", "after", r"declin(?:e|ed|es|ing)\s+to\s+extend|refus(?:e|ed|es|ing)\s+to\s+extend|"
+                            r"(?:limit(?:ed|s|ing)?|confin(?:e|ed|es|ing)|narrow(?:ed|s|ing)?|modif(?:y|ied|ies|ying))|"
+                            r"carv(?:e|ed|es|ing)\s+out\s+an\s+exception\s+to"),
+    _cue("limits", "before", r"(?:does|did|do)\s+not\s+(?:apply|extend|reach|require|constrain)|only\s+appli(?:ed|es)|"
+                             rf"{_BE}(?:limited|confined|inapplicable|misplaced|not\s+retroactive)|"
+                             r"(?:applies|applied)\s+only|only\s+(?:affirmed|held)"),
+    _cue("questions", "after", r"cast(?:s|ing)?\s+doubt\s+(?:on|upon)|call(?:ed|s|ing)?\s+into\s+question|"
+                               r"question(?:ed|s|ing)\s+(?:the\s+(?:continuing\s+|continued\s+)?"
+                               r"(?:validity|vitality|soundness)\s+of)?"),
+    _cue("questions", "before", rf"{_BE}(?:called\s+into\s+question|questioned|doubted)"),
+    _cue("follows", "after", r"(?:did|does|do)\s+not\s+distinguish\s+(?:the|this|that)\s+(?:case|cases|facts)\s+from"),
+    _cue("distinguishes", "after", r"distinguish(?:ed|es|ing)?(?:\s+(?:the|this|that|its|the\s+present|"
+                                   r"the\s+instant)\s+(?:case|cases|facts)\s+from)?|unlike|not\s+governed\s+by|"
+                                   r"not\s+controlled\s+by|not\s+analogous\s+to|differ(?:s|ed)?\s+from"),
+    _cue("distinguishes", "before", rf"{_BE}(?:distinguishable|inapposite|not\s+controlling)|"
+                                    r"(?:does|did)\s+not\s+control|differ(?:s|ed)"),
+    _cue("follows", "after", r"not\s+distinguishable\s+from|indistinguishable\s+from|"
+                             r"reli(?:ed|es)\s+(?:on|upon)|relying\s+(?:on|upon)|follow(?:ed|s|ing)|"
+                             r"appl(?:ied|ies|ying|y)|reaffirm(?:ed|s|ing)?|upheld|uph(?:olds|olding)|"
+                             r"in\s+line\s+with|consistent\s+with|in\s+accordance\s+with|under|"
+                             r"as\s+(?:interpreted|established|set\s+forth)\s+in|looked\s+to|drawing\s+(?:from|on)|"
+                             r"cit(?:ed|ing)|controlled\s+by|governed\s+by|expand(?:ed|ing)|extend(?:ed|ing)|"
+                             r"precedent\s+(?:set|established)\s+(?:by|in)|based\s+(?:in\s+part\s+)?on"),
+    _cue("follows", "before", r"controls|controlled|governs|governed|appl(?:ies|ied)|barred|bars|requires|"
+                              r"required|allows|stands|remains\s+good\s+law|was\s+the\s+proper|"
+                              rf"{_BE}(?:binding|controlling|the\s+authority|sufficient)"),
+)
+# Said before a cue, these take what it says from this decision: a question, an argument, a wish, a hypothesis.
+_SOMEONE_ELSE = re.compile(
+    r"\b(?:whether|would|should|could|might|may|must|asked|asks|asking|urged?|urging|argu\w*|contend\w*|claim\w*|"
+    r"sought|seeking|if|without|rather\s+than|invit\w*|petition\w*|had|not|n['’]t|never|no\s+reason\s+to|"
+    r"need\s+not|wish\w*|want\w*|dissent\w*|concur\w*)\b[^.;:]{0,30}$", re.I)
+_DECLINED = re.compile(r"\b(?:declin\w*|refus\w*|reject\w*\s+(?:the\s+)?(?:invitation|request|call)s?)\s+to\s*$",
+                       re.I)
+
+
+_MODAL = re.compile(r"\b(?:would|should|could|might|may|must|had|whether|if)\b", re.I)
+# After a cue: someone else did it ("was overruled by Payne").
+_BY_ANOTHER = re.compile(r"\s+by\b", re.I)
+
+
+def turn(cue: Cue, before: str, cue_text: str, after: str) -> str | None:
+    """What a cue says once its surroundings are read. `before`: for an `after` cue, its clause up to the cue; for
+    a `before` cue, the words between its case and the cue. Declining to overrule is following; what someone else
+    said, asked or wished, or what another decision did, is no treatment by this one."""
+    if _BY_ANOTHER.match(after):
+        return None
+    if cue.side == "before":
+        return None if _MODAL.search(before + " " + cue_text) or _SOMEONE_ELSE.search(before) else cue.treatment
+    if _DECLINED.search(before):
+        return "follows" if cue.treatment in ("overrules", "abrogates") else None
+    if _SOMEONE_ELSE.search(before):
+        return None
+    return cue.treatment

@@ -1,0 +1,190 @@
+"""Build the treatment table of a corpus from the documents' own text.
+
+For each sentence that speaks for the court (`voice`) and holds treatment language (`cues`), the cases it names
+are found by reporter citation (`reporters`, eyecite) and by name (`matcher`), resolved to corpus documents
+(`_resolve`), and each cue is linked to the case it governs. A row is kept only when its case resolves to exactly
+one decision of the corpus: an ambiguous name ("Johnson v. United States", five records) without a citation or a
+year to choose by is left out rather than guessed, and so is a case the corpus lacks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from citator.data.records import Document
+from citator.stance.treat.cues import CUES, OBJECT, SUBJECT, Cue, turn
+from citator.stance.treat.matcher import CaseNames
+from citator.stance.treat.names import tokenize
+from citator.stance.treat.record import RED, TREATMENTS, Treatment
+from citator.stance.treat.reporters import citation_index, citations_in
+from citator.stance.treat.table import TreatmentTable
+from citator.stance.treat.voice import court_sentences
+
+_ANY_CUE = re.compile("|".join(f"(?:{c.pattern.pattern})" for c in CUES), re.I)
+# Between cases that one cue governs together: "Booth v. Maryland and South Carolina v. Gathers", "Austin ... and
+# portions of McConnell v. FEC".
+_AND = re.compile(r"\s*(?:\([^()]{0,40}\))?\s*(?:,\s*|\s+)(?:and\s+|or\s+|as\s+well\s+as\s+)?"
+                  r"(?:(?:portions|parts?)\s+of\s+)?"
+                  r"(?:the\s+)?$", re.I)
+# After a case name: its reporter citation or year, as in "Brown v. United States, 359 U.S. 41 (1959)".
+_CITE_GAP = re.compile(r"[\s,]*\(?\s*$")
+# A name followed by what a party has: "Nixon's claim", "the EPA's argument", "North Carolina's reading of".
+_PARTY = re.compile(r"['’]s?\s+(?:\w+\s+){0,2}?(?:arguments?|claims?|contentions?|objections?|motions?|requests?|"
+                    r"positions?|assertions?|petitions?|appeals?|counsel|attorneys?|lawyers?|interpretation|reading|"
+                    r"brief|suit|complaint|conviction|sentence)\b", re.I)
+_YEAR_AFTER = re.compile(r"[\s,]*\((?:[^()]{0,30}\s)?(\d{4})\)")
+# A case named after these is no subject of the verb that follows ("the Clause, as interpreted in Crawford, does
+# not apply" says nothing of Crawford); "the concerns of Stone did not apply" does. Not for a red cue: "the
+# requirement set forth in Williamson County ... is overruled" overrules the case.
+_OBJECT_OF = re.compile(r"\b(?:in|under|by|with|from|to|than|on|upon)\s+(?:the\s+)?$", re.I)
+# "while Miranda required ..., later statements need not be": what a case required, conceded to be set aside.
+_CONCESSIVE = re.compile(r"\b(?:while|although|though|whereas|even\s+if)\s+$", re.I)
+_PRIORITY = {t: i for i, t in enumerate(TREATMENTS)}
+
+
+@dataclass(frozen=True)
+class _Mention:
+    start: int
+    end: int
+    doc_ids: tuple[str, ...]
+    found_by: str
+
+
+@dataclass(frozen=True)
+class _Corpus:
+    names: CaseNames
+    cited: dict[tuple[str, str, str], tuple[str, ...]]
+    citation: dict[str, str]
+    date: dict[str, str]
+
+
+def extract(documents: Iterable[Document], citations: Mapping[str, str] | None = None) -> TreatmentTable:
+    """The treatment table of `documents`. A document's reporter citation comes from `citations` (doc_id ->
+    "500 U.S. 565") or else its own `citation` key; its decision date, used to keep a case from citing a later
+    one, from its `date` or `decided` key (ISO)."""
+    docs = list(documents)
+    corpus = _corpus(docs, citations or {})
+    rows: list[Treatment] = []
+    for doc in docs:
+        rows.extend(_document_rows(doc, corpus))
+    # A decision that overrules or abrogates a case does not follow it: a sentence that recounts the old rule
+    # ("Under Williamson County, the government did not need ...") is no reliance on it.
+    red = {(r.citing_doc_id, r.cited_doc_id) for r in rows if r.treatment in RED}
+    return TreatmentTable(tuple(r for r in rows if not (r.treatment == "follows" and
+                                                        (r.citing_doc_id, r.cited_doc_id) in red)))
+
+
+def _corpus(docs: list[Document], given: Mapping[str, str]) -> _Corpus:
+    citation = {d.doc_id: str(d.extra["citation"]) for d in docs if isinstance(d.extra.get("citation"), str)}
+    citation.update({k: v for k, v in given.items() if isinstance(v, str)})
+    date = {}
+    for d in docs:
+        value = d.extra.get("date", d.extra.get("decided"))
+        if isinstance(value, str) and re.fullmatch(r"\d{4}(?:-\d\d(?:-\d\d)?)?", value):
+            date[d.doc_id] = value
+    names = CaseNames({d.doc_id: d.title for d in docs}, {d.doc_id: d.text for d in docs})
+    return _Corpus(names, citation_index(citation), citation, date)
+
+
+def _document_rows(doc: Document, corpus: _Corpus) -> list[Treatment]:
+    text = doc.text
+    spans = [(a, b) for a, b in court_sentences(text) if _ANY_CUE.search(text, a, b)]
+    if not spans:
+        return []
+    hits = corpus.names.find(text, tokenize(text))
+    rows: list[Treatment] = []
+    for a, b in spans:
+        mentions = _mentions(doc, corpus, hits, a, b)
+        for mention, treatment in _links(text, a, b, mentions):
+            for cited in mention.doc_ids:
+                rows.append(Treatment(doc.doc_id, cited, treatment, text[a:b], a, b, mention.found_by,
+                                      text[mention.start:mention.end]))
+    return rows
+
+
+def _mentions(doc: Document, corpus: _Corpus, hits: list, a: int, b: int) -> list[_Mention]:
+    """The cases named in sentence [a, b), each resolved to the corpus records of one decision (or dropped)."""
+    text = doc.text
+    cites = [(a + c.start, a + c.end, corpus.cited.get(c.key, ())) for c in citations_in(text[a:b])]
+    out: list[_Mention] = []
+    used: set[int] = set()
+    for hit in (h for h in hits if a <= h.start and h.end <= b):
+        if _PARTY.match(text, hit.end) or (not hit.full and corpus.names.is_party(text[hit.start:hit.end], doc.title)):
+            continue  # "Osborn's arguments", or "Osborn" in Osborn v. Haley: a party, not a case
+        start, end, ids, found_by = hit.start, hit.end, hit.doc_ids, "name"
+        for k, (cs, ce, cited) in enumerate(cites):
+            if cs >= end and _CITE_GAP.fullmatch(text, end, cs):
+                used.add(k)
+                end = ce
+                if cited:
+                    ids, found_by = cited, "citation"
+                break
+        year = _YEAR_AFTER.match(text, end)
+        resolved = _resolve(doc.doc_id, ids, corpus, int(year.group(1)) if year else None)
+        if resolved:
+            out.append(_Mention(start, end, resolved, found_by))
+    for k, (cs, ce, cited) in enumerate(cites):
+        resolved = _resolve(doc.doc_id, cited, corpus, None)
+        if k not in used and resolved:
+            out.append(_Mention(cs, ce, resolved, "citation"))
+    return sorted(out, key=lambda m: m.start)
+
+
+def _resolve(citing: str, ids: tuple[str, ...], corpus: _Corpus, year: int | None) -> tuple[str, ...]:
+    """The records `ids` narrowed to one decision: not the citing one, none decided after it, the year if the text
+    gives one. Several records left that share one citation are one decision reported once; otherwise ()."""
+    when, own = corpus.date.get(citing), corpus.citation.get(citing)
+    # Not itself, nor a case decided with it under one report, nor a later case.
+    left = [d for d in ids if d != citing and not (own and corpus.citation.get(d) == own)
+            and not (when and corpus.date.get(d, "") > when)]
+    if year is not None and len(left) > 1:
+        left = [d for d in left if corpus.date.get(d, "")[:4] in (str(year), str(year - 1))] or left
+    if len(left) > 1 and len({corpus.citation.get(d) for d in left}) == 1 and corpus.citation.get(left[0]):
+        return tuple(left)
+    return tuple(left) if len(left) == 1 else ()
+
+
+def _links(text: str, a: int, b: int, mentions: list[_Mention]) -> list[tuple[_Mention, str]]:
+    """Each mention with the treatment its strongest cue in the sentence gives it."""
+    found = [(m, cue) for cue in CUES for m in cue.pattern.finditer(text, a, b)]
+    # A cue inside a longer one ("overturned" in "in effect overturned") is the longer one's.
+    found = [(m, cue) for m, cue in found
+             if not any(o is not m and o.start() <= m.start() and m.end() <= o.end() and o.end() - o.start() >
+                        m.end() - m.start() for o, _ in found)]
+    best: dict[int, str] = {}
+    for m, cue in found:
+        for k, treatment in _governed(text, a, m, cue, mentions):
+            if k not in best or _PRIORITY[treatment] < _PRIORITY[best[k]]:
+                best[k] = treatment
+    return [(mentions[k], t) for k, t in sorted(best.items())]
+
+
+def _governed(text: str, a: int, m: re.Match[str], cue: Cue, mentions: list[_Mention]) -> list[tuple[int, str]]:
+    """The mentions (by index) that cue match `m` governs, with what it says of them."""
+    if cue.side == "after":
+        k = next((i for i, x in enumerate(mentions) if x.start >= m.end()), None)
+        if k is None or not OBJECT.fullmatch(text, m.end(), mentions[k].start):
+            return []
+        said = turn(cue, text[max(a, m.start() - 60):m.start()], m.group(), text[m.end():mentions[k].start])
+        ks = [k]
+        while ks[-1] + 1 < len(mentions) and _AND.fullmatch(text, mentions[ks[-1]].end, mentions[ks[-1] + 1].start):
+            ks.append(ks[-1] + 1)
+    else:
+        k = next((i for i in range(len(mentions) - 1, -1, -1) if mentions[i].end <= m.start()), None)
+        if k is None:
+            return []
+        gap = text[mentions[k].end:m.start()]
+        free = re.search(r"cases|decisions", m.group(), re.I) and len(gap) <= 150
+        if not (SUBJECT.fullmatch(gap) or free):
+            return []
+        lead = text[max(a, mentions[k].start - 20):mentions[k].start]
+        if (cue.treatment not in RED and _OBJECT_OF.search(lead)) or (cue.treatment == "follows" and
+                                                                       _CONCESSIVE.search(lead)):
+            return []
+        said = turn(cue, gap, m.group(), text[m.end():m.end() + 10])
+        ks = [k]
+        while ks[0] > 0 and _AND.fullmatch(text, mentions[ks[0] - 1].end, mentions[ks[0]].start):
+            ks.insert(0, ks[0] - 1)
+    return [(k, said) for k in ks] if said else []
