@@ -98,7 +98,9 @@ class CaseNames:
         """Whether a short `name` is a party of the case `title` (the citing case's own parties are no citation)."""
         split = parties(title)
         words = content(t.norm for t in tokenize(name))
-        return bool(split and words) and set(words) <= set(split[0]) | set(split[1])
+        if split is None or not words:
+            return False
+        return set(words) <= set(split[0]) | set(split[1])
 
     def _full_names(self, text: str, tokens: list[Token]) -> list[NameHit]:
         hits: list[NameHit] = []
