@@ -31,8 +31,9 @@ class Reader(HttpUser):
             body = response.text or ""
             if response.status_code != 200:
                 response.failure(f"HTTP {response.status_code}")
-            elif 'id="supported"' not in body or 'id="refuted"' not in body or body.count('class="hit"') < 2:
-                response.failure("not a brief with both columns")
+            elif not ('id="supported"' in body and 'id="refuted"' in body or 'id="relevant"' in body) \
+                    or body.count('class="hit"') < 2:
+                response.failure("not a brief (two stance columns, or the one relevant list)")
 
 
 @events.request.add_listener

@@ -31,7 +31,10 @@ def test_json_is_the_apis_brief(brief_index: Path, capsys: pytest.CaptureFixture
     got = json.loads(line)
     expected = StanceIndex.open(brief_index).brief(TEXT, k=4)
     assert got["proposition"] == TEXT and got["trained"] is False
-    for stance in ("supported", "refuted"):
+    # Untrained: one list, and no column claims a stance it was not ranked for.
+    assert got["stance_ranked"] is False and got["supported"] is None and got["refuted"] is None
+    assert got["heading"] == "Relevant authority (stance not ranked: train artifacts to rank it)"
+    for stance in ("relevant",):
         assert [h["doc_id"] for h in got[stance]] == [h.doc_id for h in expected.column(stance)]
         assert [h["score"] for h in got[stance]] == pytest.approx([h.score for h in expected.column(stance)], abs=1e-4)
         for hit in got[stance]:
@@ -40,19 +43,21 @@ def test_json_is_the_apis_brief(brief_index: Path, capsys: pytest.CaptureFixture
             assert {s["family"] for s in hit["signals"]} == {"lexical", "dense"}
 
 
-def test_table_and_markdown_show_both_stances_escaped(brief_index: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_table_and_markdown_show_the_list_escaped(brief_index: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _brief(capsys, "--index-dir", str(brief_index), "--k", "41", TEXT)
     assert code == 0
-    assert out.startswith(f"Proposition: {TEXT}") and "\nSUPPORTED\n" in out and "\nREFUTED\n" in out
+    assert out.startswith(f"Proposition: {TEXT}\n\nRelevant authority (stance not ranked: train artifacts to rank it)\n")
+    assert "SUPPORT" not in out and "REFUT" not in out
     assert "memory: no trained memory" in out and "signals: fused " in out and "*contract*" in out
     # An authority's line: its rank, title, citation and id, no fused score (raw scores are in its signals line).
-    top = StanceIndex.open(brief_index).brief(TEXT, k=41).supported[0]
+    top = StanceIndex.open(brief_index).brief(TEXT, k=41).column("relevant")[0]
     first = out.splitlines()[3]
     assert first == f"  1. {top.title} | {top.label} | {top.doc_id}", first
     signals = next(line for line in out.splitlines() if line.startswith("     signals: "))
     assert signals.startswith(f"     signals: fused {top.score:.4f}; lexical: bm25 ")
     code, out, _ = _brief(capsys, "--index-dir", str(brief_index), "--k", "41", "--format", "markdown", TEXT)
-    assert code == 0 and "#### Supported" in out and "#### Refuted" in out and " **contract** " in out
+    assert code == 0 and "#### Relevant authority (stance not ranked: train artifacts to rank it)" in out
+    assert "Supported" not in out and " **contract** " in out
     assert not re.search(r"\w\*\*contract|contract\*\*\w", out)  # a marked term keeps its spaces
     # The hostile document's title is shown as text: no raw tag, no cell break.
     assert "<script>" not in out and "&lt;script&gt;" in out
@@ -101,7 +106,7 @@ def test_a_cold_brief_in_a_real_process(brief_index: Path) -> None:
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout)
     expected = StanceIndex.open(brief_index).brief(TEXT, k=3)
-    assert [h["doc_id"] for h in got["supported"]] == [h.doc_id for h in expected.supported]
+    assert [h["doc_id"] for h in got["relevant"]] == [h.doc_id for h in expected.column("relevant")]
     assert "Traceback" not in done.stderr
 
 

@@ -42,19 +42,23 @@ def test_home_is_a_labelled_search_form_with_landmarks(client: TestClient) -> No
     assert "default-src 'none'" in page.headers["content-security-policy"]
 
 
-def test_a_brief_shows_both_columns_as_the_api_ranks_them(client: TestClient, brief_index: Path) -> None:
+def test_an_untrained_brief_is_one_list_that_says_the_stance_is_not_ranked(client: TestClient,
+                                                                           brief_index: Path) -> None:
     page = client.get("/?" + urlencode({"q": TEXT}))
     assert page.status_code == 200
     html = page.text
     expected = StanceIndex.open(brief_index).brief(TEXT, k=5)
     from urllib.parse import unquote_plus
 
-    for stance in ("supported", "refuted"):
-        assert [unquote_plus(i) for i in _column_ids(html, stance)] == [h.doc_id for h in expected.column(stance)]
-    assert html.count('<blockquote class="passage"') == 10 and "<mark>" in html
+    # An untrained index ranks every stance alike: never two identical columns titled supporting and refuting.
+    assert not expected.stance_ranked and expected.supported is None and expected.refuted is None
+    assert "Supporting authority" not in html and "Refuting authority" not in html
+    assert "Relevant authority (stance not ranked: train artifacts to rank it)" in html
+    assert [unquote_plus(i) for i in _column_ids(html, "relevant")] == [h.doc_id for h in expected.column("relevant")]
+    assert html.count('<blockquote class="passage"') == 5 and "<mark>" in html
     assert f'value="{TEXT}"' in html  # the query stays in the box: the URL is the brief's address
     # A card's citation line holds what a reader acts on (the rank is the list's); the fused score is in "Why it ranked".
-    top = expected.supported[0]
+    top = expected.column("relevant")[0]
     card = html.split('class="hit"', 1)[1].split("</article>", 1)[0]
     cite = card.split('<p class="cite">', 1)[1].split("</p>", 1)[0]
     assert "score" not in cite and f"{top.score:.4f}" not in cite
@@ -76,7 +80,7 @@ def test_hostile_titles_texts_and_queries_are_shown_as_text(client: TestClient) 
 
 def test_document_view_puts_the_passage_in_place(client: TestClient, brief_index: Path) -> None:
     index = StanceIndex.open(brief_index)
-    hit = index.brief(TEXT, k=1).supported[0]
+    hit = index.brief(TEXT, k=1).column("relevant")[0]
     doc = index.document(hit.doc_id)
     page = client.get("/document?" + urlencode({"id": hit.doc_id, "p": hit.evidence.passage, "q": TEXT,
                                                 "stance": "supported"}))
@@ -141,14 +145,14 @@ def test_every_field_on_a_page_is_text(brief: Brief) -> None:
 
     context = {"trained": brief.trained, "statutes": False, "title": "OK", "max_chars": 512}
     plain = _tags_of(_templates.get_template("brief.html").render(**context, q="", columns=None, error=None, k=5))
-    columns = [(s, s, [_card(h, brief.proposition, s) for h in brief.column(s)]) for s in ("supported", "refuted")]
+    columns = [(key, title, [_card(h, brief.proposition, key) for h in hits]) for key, title, hits in brief.columns()]
     html = _templates.get_template("brief.html").render(**context, q=brief.proposition, columns=columns, error=None,
                                                         k=5, proposition=brief.proposition)
     page = _tags_of(html)
     assert page.tags <= plain.tags | {"h1", "div", "section", "h2", "ol", "li", "article", "h3", "a", "p", "blockquote",
                                       "mark", "details", "summary", "dl", "dt", "dd", "ul", "span"}
     assert not [a for a in page.attributes if a.startswith("on")] and "script" not in page.tags
-    hits = (*brief.supported, *brief.refuted)
+    hits = tuple(h for _, _, column in brief.columns() for h in column)
     cards = [link for link in page.links if link[0].startswith("/document?")]
     assert len(cards) == len(hits)
     for (href, text), hit in zip(cards, hits):

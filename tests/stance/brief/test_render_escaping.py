@@ -18,7 +18,7 @@ from markdown_it.token import Token
 
 from citator.data.escape import json_line, markdown_text
 from citator.errors import UNSAFE_CHARS, one_line
-from citator.stance.brief.records import Brief, Hit
+from citator.stance.brief.records import ALIKE, UNRANKED, Brief, Hit
 from citator.stance.brief.render import excerpt, markdown, render, table
 from fixtures.brief import hostile_briefs
 from fixtures.hostile import hostile_strings
@@ -53,13 +53,15 @@ def test_a_table_has_its_own_lines_only(brief: Brief) -> None:
     _no_raw_controls(out)
     lines = out.split("\n")
     assert lines[0] == f"Proposition: {_flat(brief.proposition).strip()}"
-    assert lines.count("SUPPORTED") == 1 and lines.count("REFUTED") == 1
+    titles = ["SUPPORTING AUTHORITY", "REFUTING AUTHORITY"] if brief.stance_ranked else [brief.heading]
+    assert [line for line in lines if line in titles + [UNRANKED, ALIKE]] == titles
     # Every other line is a hit's header ("  1. ...") or indented under it: data never starts a line of its own.
     headers = [line for line in lines if re.match(r" {0,2}\d+\. ", line)]
-    assert len(headers) == len(brief.supported) + len(brief.refuted)
+    hits = [h for _, _, column in brief.columns() for h in column]
+    assert len(headers) == len(hits)
     for line in lines[1:]:
-        assert line in ("", "SUPPORTED", "REFUTED", "  (no documents)") or line in headers or line.startswith("     ")
-    for header, hit in zip(headers, (*brief.supported, *brief.refuted)):
+        assert line in ("", "  (no documents)", *titles) or line in headers or line.startswith("     ")
+    for header, hit in zip(headers, hits):
         assert header.endswith(one_line(" ".join(f"| {hit.doc_id}".split())))
 
 
@@ -94,7 +96,9 @@ def _evidence(hit: Hit) -> str:
         pieces += [text[at:m.start], text[m.start:m.end]]
         at = m.end
     pieces.append(text[at:])
-    return (("… " if before else "") + "".join(_flat(p) for p in pieces) + (" …" if after else "")).strip()
+    opinion = hit.evidence.separate_opinion
+    said = f"[from the {opinion}, not the holding] " if opinion else ""
+    return (said + ("… " if before else "") + "".join(_flat(p) for p in pieces) + (" …" if after else "")).strip()
 
 
 @settings(max_examples=150, deadline=None)
@@ -109,20 +113,22 @@ def test_markdown_parses_to_the_tables_it_means_with_every_field_as_text(brief: 
     assert {c.content for c in inline if c.type == "html_inline"} <= _OWN_HTML
     assert not [c for c in inline if c.type in ("link_open", "image", "s_open", "code_inline")]
     headings = [t for t in tokens if t.type == "heading_open"]
-    assert [h.tag for h in headings] == ["h3", "h4", "h4"]
+    columns = brief.columns()
+    assert [h.tag for h in headings] == ["h3"] + ["h4"] * len(columns)
+    assert [_text(tokens[tokens.index(h) + 1].children or []) for h in headings[1:]] == [c[1] for c in columns]
     heading = tokens[tokens.index(headings[0]) + 1].children or []
     assert _text(heading) == f"Proposition: {_flat(brief.proposition)}".strip()
     rows = _cells(tokens)
-    hits = [h for h in (*brief.supported, *brief.refuted)]
+    hits = [h for _, _, column in columns for h in column]
     assert len(rows) == len(hits)
     for row, hit in zip(rows, hits):
-        assert len(row) == 5
-        rank, authority, score, evidence, why = row
-        assert _text(rank) == str(hit.rank) and _text(score) == f"{hit.score:.4f}"
+        assert len(row) == 4
+        rank, authority, evidence, why = row
+        assert _text(rank) == str(hit.rank)
         assert _between_code_tags(authority) == _flat(hit.doc_id)
         assert _text(evidence).strip() == _evidence(hit)
         assert sum(c.type == "strong_open" for c in evidence) == len(excerpt(hit.evidence.text, hit.evidence.marks)[1])
-        assert _text(why).startswith("signals: lexical: bm25 1.500 (#1)")
+        assert _text(why).startswith(f"signals: fused {hit.score:.4f}; lexical: bm25 1.500 (#1)")
 
 
 @settings(max_examples=300, deadline=None)

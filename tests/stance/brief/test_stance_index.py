@@ -42,21 +42,31 @@ def test_brief_columns_are_search_answers_and_the_searchers_own(which: str, requ
     index_dir = request.getfixturevalue(which)
     index = StanceIndex.open(index_dir)
     searcher = StanceSearcher(index_dir)
+    assert index.ranks_stance == (which == "brief_contrast_index")
+    two = 0
     for text in _texts(small_stance_set):
         brief = index.brief(text, k=5)
-        assert len(brief.supported) == len(brief.refuted) == 5
-        for stance in ("supported", "refuted"):
-            assert _ranking(brief.column(stance)) == _ranking(index.search(text, stance=stance, k=5))
         # The searcher's own documents and scores for the proposition asked with both stances in one batch.
         asked = searcher.search([Query("s", text, "supported"), Query("r", text, "refuted")], k=5)
-        assert _ranking(brief.supported) == [(d.doc_id, d.score) for d in asked[0].results]
-        assert _ranking(brief.refuted) == [(d.doc_id, d.score) for d in asked[1].results]
+        supported = [(d.doc_id, d.score) for d in asked[0].results]
+        refuted = [(d.doc_id, d.score) for d in asked[1].results]
+        for stance, line in (("supported", supported), ("refuted", refuted)):
+            assert _ranking(index.search(text, stance=stance, k=5)) == line
+        if brief.stance_ranked:  # two columns only where the index reads the stance and they differ
+            assert index.ranks_stance and [d for d, _ in supported] != [d for d, _ in refuted]
+            assert _ranking(brief.column("supported")) == supported and _ranking(brief.column("refuted")) == refuted
+            two += 1
+        else:  # else one list, the supported answer, never two identical columns
+            assert brief.supported is None and brief.refuted is None
+            assert _ranking(brief.column("relevant")) == supported and len(supported) == 5
+            assert [d for d, _ in supported] == [d for d, _ in refuted] or not index.ranks_stance
         assert _ranking(index.search(text, stance="all", k=3)) == [
             (d.doc_id, d.score) for d in searcher.search([Query("a", text, "all")], k=3)[0].results]
         if which == "brief_index":  # no contrast: a stance asked alone gets the same answer, to the bit
             for stance, line in zip(("supported", "refuted"), asked):
                 alone = searcher.search([Query(stance, text, stance)], k=5)[0].results
                 assert alone == line.results
+    assert two == 0 or index.ranks_stance  # (untrained, a contrast has nothing to tell the stances apart by)
 
 
 def test_hits_carry_the_passage_that_scored_with_matched_terms_and_each_signal(
@@ -188,9 +198,12 @@ def test_an_index_rebuilt_under_an_open_one_says_so(brief_index: Path, brief_cor
         StanceIndex.open(brief_corpus)
 
 
-def test_a_brief_has_two_columns_and_no_other(brief_index: Path) -> None:
+def test_a_brief_has_its_columns_and_no_other(brief_index: Path) -> None:
     brief = StanceIndex.open(brief_index).brief("a grant of land", k=1)
-    assert brief.column("supported") == brief.supported and brief.column("refuted") == brief.refuted
+    assert brief.column("relevant") == brief.relevant and [c[0] for c in brief.columns()] == ["relevant"]
+    for name in ("supported", "refuted"):
+        with pytest.raises(PropositionError, match="no .* column: Relevant authority"):
+            brief.column(name)
     for name in ("all", "bogus"):
         with pytest.raises(PropositionError, match="the columns"):
             brief.column(name)

@@ -93,8 +93,7 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
                 columns = [("all", "Sections", [_card(hit, q, "all") for hit in hits])]
             else:
                 brief = await run(index.brief, q, k)
-                columns = [(stance, title, [_card(hit, q, stance) for hit in brief.column(stance)])
-                           for stance, title in (("supported", "Supporting authority"), ("refuted", "Refuting authority"))]
+                columns = [(key, heading, [_card(hit, q, key) for hit in hits]) for key, heading, hits in brief.columns()]
         except PropositionError as exc:
             return page("brief.html", 400, q=q, columns=None, error=str(exc), k=k)
         return page("brief.html", q=q, proposition=" ".join(q.split()), columns=columns, error=None, k=k)

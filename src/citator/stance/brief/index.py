@@ -30,6 +30,7 @@ from citator.data.records import STANCES, Document, Query, ScoredDoc
 from citator.errors import IndexDirError, PropositionError
 from citator.engines.passages import PassageSpec
 from citator.stance.retrieve.explain import Explained
+from citator.stance.read.parts import kind_at, label_parts
 from citator.stance.retrieve.opened import Searcher
 from citator.stance.shards.search import open_searcher
 
@@ -103,6 +104,14 @@ class StanceIndex:
         """Whether the index holds a trained proposition memory (it then gives memory reasons)."""
         return self.searcher.manifest.trained
 
+    @property
+    def ranks_stance(self) -> bool:
+        """Whether the stance asked changes the ranking: a trained model (its memory and ranker read it) or a stance
+        contrast (stance/retrieve/contrast.py). Without either, `search` answers every stance alike and a brief
+        is one list of relevant authority."""
+        config = self.searcher.config
+        return self.trained or config.stance_contrast > 0 or config.refuter_slots > 0
+
     def search(self, text: str, stance: str = "all", k: int = 10) -> tuple[Hit, ...]:
         """The top `k` documents for `text` asked with `stance`, best first."""
         if stance not in STANCES:
@@ -110,9 +119,11 @@ class StanceIndex:
         return self._answer(text, self._batch(stance), k)[stance]
 
     def brief(self, text: str, k: int = 5) -> Brief:
-        """The top `k` supporting and refuting documents for `text`, each with its evidence and reasons."""
+        """The top `k` supporting and refuting documents for `text`, each with its evidence and reasons: two
+        columns where the index ranks by stance (a trained index) and the two rankings differ, else one list of
+        relevant authority that says why (records.Brief)."""
         hits = self._answer(text, PAIR, k)
-        return Brief(" ".join(text.split()), hits["supported"], hits["refuted"], self.trained)
+        return Brief.of(" ".join(text.split()), hits["supported"], hits["refuted"], self.trained, self.ranks_stance)
 
     def document(self, doc_id: str) -> Document:
         if _text(doc_id, "doc_id") not in self.positions:
@@ -153,7 +164,8 @@ class StanceIndex:
         span = spans[min(e.passage, len(spans) - 1)]
         passage_text = doc.text[span.start:span.end]
         evidence = Evidence(e.passage, span.start, span.end, passage_text,
-                            tuple(matched_terms(passage_text, keys, self._key)), e.passage_signal, e.passage_score)
+                            tuple(matched_terms(passage_text, keys, self._key)), e.passage_signal, e.passage_score,
+                            kind_at(label_parts(doc.text), span.start, span.end))
         signals = tuple(SignalScore(name, score, ranks[name]) for name, score in e.signals.items())
         memory = None if e.reasons is None else tuple(
             MemoryReason(entry.proposition_id, entry.text, entry.stance, similarity) for entry, similarity in e.reasons)

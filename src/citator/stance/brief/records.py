@@ -34,6 +34,8 @@ class Evidence:
 
     `start`/`end`: characters of the document's text; `text` is that slice; `marks` are spans of `text`.
     `signal`: the passage-level signal that chose it (its best passage under that signal), with its `score`.
+    `part`: the part of the document it lies in (stance/read/parts.py: "holding", "facts", "question", "dissent",
+    "concurrence", or "text" where the document marks no parts): a passage from a separate opinion says so.
     """
 
     passage: int
@@ -43,6 +45,12 @@ class Evidence:
     marks: tuple[Span, ...]
     signal: str
     score: float
+    part: str = "text"
+
+    @property
+    def separate_opinion(self) -> str | None:
+        """"dissent" or "concurrence" when the passage is from one: not what the court held."""
+        return self.part if self.part in ("dissent", "concurrence") else None
 
 
 @dataclass(frozen=True)
@@ -73,7 +81,8 @@ class Hit:
         return {
             "rank": self.rank, "doc_id": self.doc_id, "title": self.title, "label": self.label, "score": self.score,
             "evidence": {"passage": ev.passage, "start": ev.start, "end": ev.end, "text": ev.text,
-                         "marks": [[m.start, m.end] for m in ev.marks], "signal": ev.signal, "score": ev.score},
+                         "marks": [[m.start, m.end] for m in ev.marks], "signal": ev.signal, "score": ev.score,
+                         "part": ev.part},
             "signals": [{"name": s.name, "family": s.family, "score": s.score, "rank": s.rank} for s in self.signals],
             "memory": None if self.memory is None else [
                 {"proposition_id": m.proposition_id, "text": m.text, "stance": m.stance, "similarity": m.similarity}
@@ -81,23 +90,70 @@ class Hit:
         }
 
 
+# The heading of a brief's one list when its index does not rank by stance: what the reader is told, not two
+# columns titled supporting and refuting that hold the same ranking.
+UNRANKED = "Relevant authority (stance not ranked: train artifacts to rank it)"
+# The heading when a stance-ranked index ranked both stances of this proposition alike.
+ALIKE = "Relevant authority (both stances ranked alike for this proposition)"
+HEADINGS = {"supported": "Supporting authority", "refuted": "Refuting authority"}
+
+
 @dataclass(frozen=True)
 class Brief:
-    """A proposition's supporting and refuting authority, side by side; `trained`: the index has a memory."""
+    """A proposition's supporting and refuting authority, side by side; `trained`: the index has a memory.
+
+    Only an index whose ranking reads the stance (a trained one, or one with a stance contrast) gives two columns: then `supported` and `refuted`
+    hold them and `relevant` is None. Otherwise (an untrained index ranks the same whatever stance is asked, and a
+    trained one may rank both stances of a proposition alike) there is one list, `relevant`, with `heading` saying
+    why, and `supported` and `refuted` are None: nothing was ranked by stance, so nothing is shown as if it were.
+    """
 
     proposition: str
-    supported: tuple[Hit, ...]
-    refuted: tuple[Hit, ...]
+    supported: tuple[Hit, ...] | None
+    refuted: tuple[Hit, ...] | None
     trained: bool
+    relevant: tuple[Hit, ...] | None = None
+    heading: str | None = None
+
+    @classmethod
+    def of(cls, proposition: str, supported: tuple[Hit, ...], refuted: tuple[Hit, ...], trained: bool,
+           ranks_stance: bool) -> Brief:
+        """The brief of two rankings: two columns where the index ranks by stance (`ranks_stance`: a trained model
+        or a stance contrast reads the stance asked) and they differ, else one list."""
+        if not ranks_stance:
+            return cls(proposition, None, None, trained, supported, UNRANKED)
+        if [h.doc_id for h in supported] == [h.doc_id for h in refuted]:
+            return cls(proposition, None, None, trained, supported, ALIKE)
+        return cls(proposition, supported, refuted, trained)
+
+    @property
+    def stance_ranked(self) -> bool:
+        return self.relevant is None
+
+    def columns(self) -> list[tuple[str, str, tuple[Hit, ...]]]:
+        """What a renderer shows, in order: (key, heading, hits) per column ("supported", "refuted"; or "relevant")."""
+        if self.relevant is not None:
+            return [("relevant", self.heading or UNRANKED, self.relevant)]
+        assert self.supported is not None and self.refuted is not None
+        return [("supported", HEADINGS["supported"], self.supported), ("refuted", HEADINGS["refuted"], self.refuted)]
 
     def column(self, stance: str) -> tuple[Hit, ...]:
-        """The hits of one side: "supported" or "refuted"."""
-        if stance not in ("supported", "refuted"):
-            from citator.errors import PropositionError
+        """The hits of one side: "supported" or "refuted" (or "relevant", the one list of a brief not ranked by
+        stance)."""
+        from citator.errors import PropositionError
 
-            raise PropositionError(f'a brief has the columns "supported" and "refuted", not {stance!r:.40}')
-        return self.supported if stance == "supported" else self.refuted
+        for key, _, hits in self.columns():
+            if key == stance:
+                return hits
+        if stance in HEADINGS:
+            raise PropositionError(f"this brief has no {stance} column: {self.heading}")
+        raise PropositionError(f'a brief has the columns "supported" and "refuted", or "relevant", not {stance!r:.40}')
 
     def to_json(self) -> dict[str, Any]:
-        return {"proposition": self.proposition, "trained": self.trained,
-                "supported": [h.to_json() for h in self.supported], "refuted": [h.to_json() for h in self.refuted]}
+        out: dict[str, Any] = {"proposition": self.proposition, "trained": self.trained,
+                               "stance_ranked": self.stance_ranked}
+        for key, heading, hits in self.columns():
+            out[key] = [h.to_json() for h in hits]
+        if not self.stance_ranked:
+            out.update(heading=self.heading, supported=None, refuted=None)
+        return out

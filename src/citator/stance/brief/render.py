@@ -47,7 +47,10 @@ def marked(text: str, marks: Sequence[Span], before: str, after: str, escape: Ca
 def _evidence(hit: Hit, before: str, after: str, escape: Callable[[str], str] = _as_is) -> str:
     text, marks, cut_before, cut_after = excerpt(hit.evidence.text, hit.evidence.marks)
     body = marked(text, marks, before, after, escape)
-    return ("… " if cut_before else "") + body + (" …" if cut_after else "")
+    # A passage from a dissent or a concurrence is no statement of what the court held: it says so first.
+    opinion = hit.evidence.separate_opinion
+    said = escape(f"[from the {opinion}, not the holding] ") if opinion else ""
+    return said + ("… " if cut_before else "") + body + (" …" if cut_after else "")
 
 
 def _signals(hit: Hit) -> str:
@@ -79,9 +82,8 @@ def table(brief: Brief) -> str:
     lines = [f"Proposition: {_plain(brief.proposition)}", ""]
     wrap = lambda text, indent: textwrap.fill(_plain(text), WIDTH, initial_indent=indent,  # noqa: E731
                                               subsequent_indent=indent)
-    for stance in ("supported", "refuted"):
-        lines.append(f"{stance.upper()}")
-        hits = brief.column(stance)
+    for _, heading, hits in brief.columns():
+        lines.append(heading.upper() if brief.stance_ranked else heading)
         if not hits:
             lines.append("  (no documents)")
         for hit in hits:
@@ -99,9 +101,8 @@ def table(brief: Brief) -> str:
 def markdown(brief: Brief) -> str:
     """A Markdown section per stance: a table of authorities, evidence (matched terms bold) and reasons."""
     out = [f"### Proposition: {markdown_text(brief.proposition)}", ""]
-    for stance in ("supported", "refuted"):
-        out += [f"#### {stance.capitalize()}", ""]
-        hits = brief.column(stance)
+    for _, heading, hits in brief.columns():
+        out += [f"#### {heading}", ""]
         if not hits:
             out += ["No documents.", ""]
             continue
