@@ -31,7 +31,7 @@ from citator.data.hashing import sha256_text
 from citator.data.jsonl import iter_text_lines, loads
 from citator.data.records import Document
 from citator.engines.passages import PassageSpec, passage_layout
-from citator.errors import UpdateError
+from citator.errors import IndexDirError, UpdateError
 from citator.models.encoder import Encoder
 from citator.stance.retrieve.documents import DocumentStore
 from citator.stance.retrieve.index_dir import MIN_DOCS, BuildRequest, build_into, build_lock
@@ -117,7 +117,7 @@ def check(change: Change, held: Sequence[str], min_docs: int = MIN_DOCS) -> tupl
             raise UpdateError(change.source, change.line(item), f"doc_id {doc_id!r} is not a non-empty string",
                               field="doc_id")
         if doc_id in seen:
-            raise UpdateError(change.source, change.line(item), f'duplicate doc_id "{doc_id}" (also item '
+            raise UpdateError(change.source, change.line(item), f'duplicate doc_id "{doc_id}" (first on line '
                               f"{change.line(seen[doc_id])}): an update names each document once", field="doc_id")
         seen[doc_id] = item
         if item >= len(change.add) and doc_id not in known:
@@ -151,8 +151,8 @@ class Stored:
         vectors = load_array(folder.path(DENSE), 2, "f", rows=manifest.n_passages)
         tokens = TokenStore.load(folder.data) if TokenStore.present(folder.data) else None
         if tokens is not None and len(tokens.offsets) != manifest.n_docs + 1:
-            raise UpdateError(folder.data, None, f"token store of {len(tokens.offsets) - 1} documents, the index "
-                              f"holds {manifest.n_docs}; {REBUILD}")
+            raise IndexDirError(f"{folder.data}: token store of {len(tokens.offsets) - 1} documents, the index "
+                                f"holds {manifest.n_docs}; {REBUILD}")
         docs = DocumentStore(folder.data, load_doc_ids(folder.path(DOC_IDS), manifest.n_docs)).all()
         return cls(docs, Passages(np.asarray(vectors, dtype=np.float32), tokens),
                    np.append(starts, manifest.n_passages).astype(np.int64))

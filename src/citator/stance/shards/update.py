@@ -19,6 +19,7 @@ from citator.stance.retrieve.update import (
     update_request,
 )
 from citator.stance.shards.build import Cut, Sharding, shard_starts, write_sharded
+from citator.stance.shards.workers import connect
 
 
 def update(index_dir: str | Path, change: Change, progress: bool = True, ray: str | None = None) -> Manifest:
@@ -44,6 +45,8 @@ def update(index_dir: str | Path, change: Change, progress: bool = True, ray: st
         generation = next_generation(folder.manifest, counts)
         if not folder.manifest.shards:
             return build_into(where, request, encoder, generation)
+        if ray is not None:
+            connect(ray)
         starts = shard_starts(len(docs), len(folder.manifest.shards))
         parts = [result.part(a, b) for a, b in zip(starts, [*starts[1:], len(docs)])]
         cut = Cut([d.doc_id for d in docs], [d.title for d in docs], starts, passages=parts)
