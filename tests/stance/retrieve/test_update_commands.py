@@ -1,5 +1,5 @@
-"""Bad update input gets one line, exit 2, and changes nothing: the manifest's bytes and the index's folders stay
-as they were."""
+"""`citator add`, `remove` and `info`: bad update input gets one line, exit 2, and changes nothing (the manifest's
+bytes and the index's folders stay as they were); `info` says the generation, documents and the last update."""
 
 from __future__ import annotations
 
@@ -100,3 +100,16 @@ def test_the_api_refuses_as_the_commands_do(index_dir: Path) -> None:
     with pytest.raises(UpdateError, match='line 2 field "doc_id": duplicate doc_id'):
         index.remove([index.searcher.doc_ids[0]] * 2)
     assert _state(index_dir) == before
+
+
+def test_info_says_the_generation_documents_and_last_update(index_dir: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["info", "--index-dir", str(index_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "generation 0, 40 documents" in out and "not updated since" in out, out
+    ids = _lines(tmp_path, "ids.txt", _ids(index_dir)[:2])
+    assert main(["remove", "--index-dir", str(index_dir), "--ids", str(ids)]) == 0
+    assert "updated" in capsys.readouterr().err
+    assert main(["info", "--index-dir", str(index_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "generation 1, 38 documents" in out and "last update" in out and "0 added, 0 replaced, 2 removed" in out
