@@ -69,6 +69,10 @@ class ArtifactError(DataError):
     """A file of a trained artifacts directory (e.g. the proposition memory) is malformed."""
 
 
+class UpdateError(DataError):
+    """An index update's input (documents to add, doc ids to remove) is malformed or does not fit the index."""
+
+
 class RunError(CitatorError):
     """A ranking handed to a metric breaks its rules (a document listed twice)."""
 

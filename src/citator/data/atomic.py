@@ -80,6 +80,14 @@ def mark_read(paths: Iterable[str | Path]) -> None:
         read.update(i for i in (_identity(p) for p in paths) if i is not None)
 
 
+def replacing(path: str | Path) -> None:
+    """The command replaces the file it read at `path` by design (an index update, the manifest it read to know
+    what it updates): no longer counted as read. A file the command line names stays an input."""
+    read = _READ.get()
+    if read is not None:
+        read.discard(_identity(path))
+
+
 def holds_command_input(folder: str | Path) -> bool:
     """Whether `folder` holds (or is) a file or directory the running command reads (so it must stay)."""
     files, dirs = set(_INPUTS.get()) | (_READ.get() or set()), set(_INPUT_DIRS.get())

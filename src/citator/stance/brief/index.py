@@ -16,7 +16,9 @@ column `s` are always the same ranking.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from citator.stance.brief.evidence import Span, matched_terms, passage_spans, term_keys
 from citator.stance.brief.label import document_label
@@ -32,7 +34,10 @@ from citator.engines.passages import PassageSpec
 from citator.stance.retrieve.explain import Explained
 from citator.stance.read.parts import kind_at, label_parts
 from citator.stance.retrieve.opened import Searcher
+from citator.stance.retrieve.current import Current
+from citator.stance.retrieve.update import Change, given
 from citator.stance.shards.search import open_searcher
+from citator.stance.shards.update import update
 
 # A proposition is read whole or refused: never longer than what the search reads of one query.
 MAX_PROPOSITION_CHARS = MAX_QUERY_CHARS
@@ -42,9 +47,15 @@ PAIR = ("supported", "refuted")
 
 class StanceIndex:
     """An opened index directory, one index or sharded; `search` and `brief` may be called many times (the index
-    stays in memory; a sharded index's shard workers run until `close`)."""
+    stays in memory; a sharded index's shard workers run until `close`). Opened with `open`, it follows the
+    index's generations: each call answers from the generation the manifest names (stance/retrieve/current.py),
+    one update's `add` or `remove` having made, whoever made it."""
 
-    def __init__(self, searcher: Searcher) -> None:
+    def __init__(self, searcher: Searcher, current: Current[Searcher] | None = None) -> None:
+        self._current = current
+        self._take(searcher)
+
+    def _take(self, searcher: Searcher) -> None:
         self.searcher = searcher
         self.positions = searcher.positions
         config = searcher.config
@@ -63,8 +74,36 @@ class StanceIndex:
         What it serves is what was verified as it opened: once a file of the index changes, it refuses (one
         line, IndexDirError) until it is opened again."""
         index_dir = path_argument(index_dir, "index_dir", IndexDirError)
-        return cls(open_searcher(index_dir, flag(cold, "cold", IndexDirError),
-                                 optional_text(ray, "ray", IndexDirError)))
+        opener = partial(open_searcher, cold=flag(cold, "cold", IndexDirError),
+                         ray=optional_text(ray, "ray", IndexDirError))
+        current = Current(Path(index_dir), opener, _close)
+        return cls(current.get(), current)
+
+    def _fresh(self) -> None:
+        """Serve the generation the manifest names now (an update since switched it)."""
+        if self._current is not None:
+            searcher = self._current.get()
+            if searcher is not self.searcher:
+                self._take(searcher)
+
+    def add(self, records: Sequence[Any]) -> None:
+        """Add documents (Documents or corpus objects: doc_id, title, text, ...) to the index as its next
+        generation; one whose doc_id the index holds replaces it (`citator add`). Only they are encoded, and the
+        index then answers as a build of the resulting corpus would."""
+        self._update(given(add=records, source="StanceIndex.add"))
+
+    def remove(self, doc_ids: Sequence[str]) -> None:
+        """Remove documents by doc id as the index's next generation (`citator remove`)."""
+        self._update(given(remove=doc_ids, source="StanceIndex.remove"))
+
+    def _update(self, change: Change) -> None:
+        update(self.searcher.index_dir, change, progress=False)
+        if self._current is not None:
+            self._fresh()
+        else:
+            old = self.searcher
+            self._take(open_searcher(old.index_dir))
+            old.close()
 
     @classmethod
     def build(cls, corpus: str | Path, index_dir: str | Path, model: str | Path | None = None,
@@ -95,6 +134,7 @@ class StanceIndex:
         """The sections of this index that `text` cites exactly (`NRS 432B.220`, `D.C. Code § 16-2301`; every
         printed version), found by parsing alone; () when `text` is no citation or cites nothing here."""
         _text(text, "text")
+        self._fresh()
         if self._resolver is None:
             self._resolver = CitationResolver(self.searcher.doc_ids)
         return self._resolver.resolve(text).doc_ids
@@ -116,16 +156,19 @@ class StanceIndex:
         """The top `k` documents for `text` asked with `stance`, best first."""
         if stance not in STANCES:
             raise PropositionError(f"stance must be one of {', '.join(STANCES)}, got {stance!r}")
+        self._fresh()
         return self._answer(text, self._batch(stance), k)[stance]
 
     def brief(self, text: str, k: int = 5) -> Brief:
         """The top `k` supporting and refuting documents for `text`, each with its evidence and reasons: two
         columns where the index ranks by stance (a trained index) and the two rankings differ, else one list of
         relevant authority that says why (records.Brief)."""
+        self._fresh()
         hits = self._answer(text, PAIR, k)
         return Brief.of(" ".join(text.split()), hits["supported"], hits["refuted"], self.trained, self.ranks_stance)
 
     def document(self, doc_id: str) -> Document:
+        self._fresh()
         if _text(doc_id, "doc_id") not in self.positions:
             raise PropositionError(f"no document {doc_id!r} in this index")
         return self.searcher.document(self.positions[doc_id])
@@ -199,3 +242,7 @@ def _check(text: str, k: int) -> str:
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise PropositionError(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
     return text
+
+
+def _close(searcher: Searcher) -> None:
+    searcher.close()

@@ -16,7 +16,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,7 +39,8 @@ from citator.stance.retrieve.index_files import record_files
 from citator.stance.retrieve.late_interaction import TokenStore, reads_late_interaction
 from citator.stance.retrieve.layout import (
     BUILD_LOCK, BUILD_MARK, BUILD_PREFIX, DENSE, DOC_IDS, FINETUNED_ENCODER, LEXICAL_DOC, LEXICAL_EXPANDED,
-    LEXICAL_PASSAGE, MANIFEST, MEMORY, PASSAGE_STARTS, QUERY_GRAPHS, RANKER, Manifest, Provenance, query_graph,
+    LEXICAL_PASSAGE, MANIFEST, MEMORY, PASSAGE_STARTS, QUERY_GRAPHS, RANKER, Generation, IndexFolder, Manifest,
+    Provenance, query_graph,
 )
 from citator.stance.retrieve.learned import CorpusSlice, LearnedParts, Links
 from citator.stance.retrieve.model import BaseEncoder, StanceModel
@@ -94,7 +95,9 @@ class BuildOptions:
 class BuildRequest:
     """A build's checked inputs: the documents (of the corpus, or of one shard with its `part`), the corpus's
     sha256, the base encoder, the retrieval settings, the trained model (None: none, or skipped as made for
-    another encoder), the base passages to reuse, and whether the documents' token states are kept."""
+    another encoder), the base passages to reuse, and whether the documents' token states are kept. `earlier`: the
+    generation an update replaces (stance/retrieve/update.py): what it holds that no document decides (the model's
+    parts it copied in, the query graphs, its provenance) is copied from it rather than made again."""
 
     docs: Sequence[Document]
     corpus_sha256: str
@@ -105,6 +108,7 @@ class BuildRequest:
     keep_tokens: bool
     part: ShardPart | None = None
     progress: bool = True
+    earlier: IndexFolder | None = None
 
     @property
     def corpus(self) -> CorpusSlice:
@@ -115,6 +119,8 @@ class BuildRequest:
 
     def provenance(self) -> Provenance:
         """What the index this request builds is built from, as its manifest records it."""
+        if self.earlier is not None:  # an update: built from what the earlier generation was, over another corpus
+            return replace(self.earlier.manifest.source, corpus_sha256=self.corpus_sha256)
         model = self.artifacts
         return Provenance(self.corpus_sha256, self.encoder.path, self.encoder.model_id, self.encoder.sha256,
                           self.config, passage_rules(), None if model is None else str(model.root),
@@ -203,22 +209,25 @@ def check_enough(corpus_path: Path, n_docs: int, min_docs: int = MIN_DOCS) -> No
 def build_lock(index_dir: Path) -> Iterator[Path]:
     """The index directory (made if absent, absolute), held by this build alone: a second build would delete the
     first one's folder when it finishes."""
-    with exclusive_dir(index_dir, BUILD_LOCK, "another build is running in this index directory",
+    with exclusive_dir(index_dir, BUILD_LOCK, "another build is running in this index directory (or an update)",
                        IndexDirError) as held:
         yield held
 
 
-def build_into(index_dir: Path, request: BuildRequest, encoder: Encoder) -> Manifest:
-    """The build itself, into a fresh folder of `index_dir` that the index switches to once it is whole."""
-    with fresh_build(index_dir) as tmp:
+def build_into(index_dir: Path, request: BuildRequest, encoder: Encoder | None,
+               generation: Generation = Generation()) -> Manifest:
+    """The build itself, into a fresh folder of `index_dir` that the index switches to once it is whole (as
+    `generation`: an update's keeps the folder of the generation before it). `encoder`: None where the request's
+    passages are every document's, so nothing is encoded."""
+    with fresh_build(index_dir, keep=generation.previous) as tmp:
         n_passages = write_data(tmp, request, encoder)
         manifest = layout.manifest(request.provenance(), tmp.name, (len(request.docs), n_passages),
-                                   record_files(tmp, leave_out=(BUILD_MARK,)))
+                                   record_files(tmp, leave_out=(BUILD_MARK,)), generation=generation)
         switch_to(index_dir, tmp, manifest)
     return manifest
 
 
-def write_data(data_dir: Path, request: BuildRequest, encoder: Encoder) -> int:
+def write_data(data_dir: Path, request: BuildRequest, encoder: Encoder | None) -> int:
     """Every file of an index's data folder for the request; the number of passages."""
     docs, config, part = request.docs, request.config, request.part
     passages, starts = passage_layout([d.title for d in docs], [d.text for d in docs],
@@ -228,8 +237,9 @@ def write_data(data_dir: Path, request: BuildRequest, encoder: Encoder) -> int:
     lexical_index(LEXICAL_PASSAGE, passages, config, part).save(data_dir / LEXICAL_PASSAGE)
     np.save(data_dir / PASSAGE_STARTS, starts)
     vectors = _passage_vectors(data_dir, request, encoder, passages, starts)
-    if request.artifacts is not None:
-        _add_model(data_dir, request, request.artifacts, vectors, starts)
+    parts = ModelParts.of(request)
+    if parts is not None:
+        _add_model(data_dir, request, parts, vectors, starts)
     (data_dir / DOC_IDS).write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
     write_documents(data_dir, docs)  # titles and texts, for briefs that show the passage that scored
     if part is None or part.start == 0:  # of a sharded index, the first shard's graphs encode every query
@@ -237,7 +247,7 @@ def write_data(data_dir: Path, request: BuildRequest, encoder: Encoder) -> int:
     return len(passages)
 
 
-def _passage_vectors(data_dir: Path, request: BuildRequest, encoder: Encoder, passages: Sequence[str],
+def _passage_vectors(data_dir: Path, request: BuildRequest, encoder: Encoder | None, passages: Sequence[str],
                      starts: np.ndarray) -> np.ndarray:
     """The base passage vectors, saved: the request's own where they are of this corpus and encoder, else
     encoded; with `keep_tokens`, the documents' token states beside them, from the same forward pass."""
@@ -246,15 +256,24 @@ def _passage_vectors(data_dir: Path, request: BuildRequest, encoder: Encoder, pa
     if request.keep_tokens and given is not None and given.tokens is not None \
             and len(given.tokens.offsets) == len(request.docs) + 1:
         late = given.tokens
-    if given is not None and given.vectors.shape == (len(passages), encoder.dim):
+    dim = encoder.dim if encoder is not None else None
+    if given is not None and given.vectors.shape == (len(passages), dim or given.vectors.shape[1]):
         vectors = given.vectors
+    elif encoder is None:
+        raise IndexDirError(f"{data_dir}: the passages given do not match the documents, and no encoder was loaded "
+                            "to encode them")
     elif request.keep_tokens:
         vectors, late = TokenStore.encode(encoder, passages, starts, request.progress)
     else:
         vectors = encoder.encode_documents(passages, progress=request.progress)
     DenseIndex(vectors).save(data_dir / DENSE)
     if request.keep_tokens:
-        (late if late is not None else TokenStore.encode(encoder, passages, starts, request.progress)[1]).save(data_dir)
+        if late is None:
+            if encoder is None:
+                raise IndexDirError(f"{data_dir}: the token states given do not match the documents, and no encoder "
+                                    "was loaded to encode them")
+            late = TokenStore.encode(encoder, passages, starts, request.progress)[1]
+        late.save(data_dir)
     return vectors
 
 
@@ -288,7 +307,28 @@ def lexical_index(name: str, texts: Sequence[str] | Tokenized, config: Retrieval
     return LexicalIndex.build(texts, k1, b)
 
 
-def _add_model(data_dir: Path, request: BuildRequest, model: StanceModel, passage_vectors: np.ndarray,
+@dataclass(frozen=True)
+class ModelParts:
+    """Where a build copies a trained model's parts from: the model's folder, or the index generation an update
+    replaces (which holds its own copy: the model's folder may be gone)."""
+
+    memory_dir: Path
+    encoder_dir: Path
+    ranker_path: Path | None
+
+    @classmethod
+    def of(cls, request: BuildRequest) -> ModelParts | None:
+        """The request's model's parts (None: it is built without one)."""
+        model, earlier = request.artifacts, request.earlier
+        if model is not None:
+            return cls(model.memory_dir, model.encoder_dir, model.ranker_path)
+        if earlier is None or not earlier.manifest.trained:
+            return None
+        ranker = earlier.path(RANKER)
+        return cls(earlier.path(MEMORY), earlier.path(FINETUNED_ENCODER), ranker if ranker.is_file() else None)
+
+
+def _add_model(data_dir: Path, request: BuildRequest, model: ModelParts, passage_vectors: np.ndarray,
                starts: np.ndarray) -> None:
     """The model's fine-tuned query encoder, proposition memory and ranker copied in, and its parts fitted to these
     documents (LearnedParts.fit_to, as training fits them): the memory's links, the learned document vectors and
@@ -323,10 +363,10 @@ def _expanded_index(request: BuildRequest, memory: PropositionMemory, links: Lin
 
 
 @contextlib.contextmanager
-def fresh_build(index_dir: Path) -> Iterator[Path]:
+def fresh_build(index_dir: Path, keep: str | None = None) -> Iterator[Path]:
     """A new build folder inside `index_dir`, removed if the build fails; once the build has switched to it
-    (`switch_to`), the folders of earlier builds are removed."""
-    earlier = _data_dir_named(index_dir)
+    (`switch_to`), the folders of earlier builds are removed, but `keep` (an update's previous generation)."""
+    earlier = _data_dirs_named(index_dir)
     tmp = Path(tempfile.mkdtemp(prefix=BUILD_PREFIX, dir=index_dir))
     try:
         (tmp / BUILD_MARK).touch()
@@ -338,19 +378,20 @@ def fresh_build(index_dir: Path) -> Iterator[Path]:
         # Only folders a build made: one a build left unfinished (BUILD_MARK) or the one the manifest named:
         # a user's own `build-personal` beside the index is not citator's to remove, nor a folder holding a file
         # or folder this command reads (a corpus given from an earlier build's copy).
-        ours = (stale / BUILD_MARK).is_file() or stale.name == earlier
-        if stale != tmp and stale.is_dir() and not stale.is_symlink() and ours and not holds_command_input(stale):
+        ours = (stale / BUILD_MARK).is_file() or stale.name in earlier
+        if stale != tmp and stale.name != keep and stale.is_dir() and not stale.is_symlink() and ours and not holds_command_input(stale):
             shutil.rmtree(stale, ignore_errors=True)
 
 
-def _data_dir_named(index_dir: Path) -> str | None:
-    """The build folder the index's current manifest names, if it names one (read leniently: a damaged manifest
-    names none, and the build replaces it)."""
+def _data_dirs_named(index_dir: Path) -> set[str]:
+    """The build folders the index's current manifest names: its data folder and the previous generation's kept
+    beside it (read leniently: a damaged manifest names none, and the build replaces it)."""
     try:
-        name = json.loads((index_dir / MANIFEST).read_text(encoding="utf-8")).get("data_dir")
+        found = json.loads((index_dir / MANIFEST).read_text(encoding="utf-8"))
+        names = [found.get("data_dir"), (found.get("generation") or {}).get("previous")]
     except (OSError, ValueError, AttributeError):
-        return None
-    return name if isinstance(name, str) and name.startswith(BUILD_PREFIX) and "/" not in name else None
+        return set()
+    return {name for name in names if isinstance(name, str) and name.startswith(BUILD_PREFIX) and "/" not in name}
 
 
 def switch_to(index_dir: Path, data_dir: Path, manifest: Manifest) -> None:
@@ -368,6 +409,11 @@ def export_query_graphs(data_dir: Path, request: BuildRequest) -> None:
     leave its dense signal out. An encoder that backend does not run gets none and searches through torch."""
     from citator.models import onnx_encoder
 
+    earlier = request.earlier
+    if earlier is not None:  # the graphs are of the encoders, which an update keeps: copied, not exported again
+        if earlier.path(QUERY_GRAPHS).is_dir():
+            shutil.copytree(earlier.path(QUERY_GRAPHS), data_dir / QUERY_GRAPHS, copy_function=shutil.copyfile)
+        return
     model = request.artifacts
     base_used = model is None or bool(request.config.weights.get("dense"))
     encoders = {"base": Path(request.encoder.path) if base_used else None,

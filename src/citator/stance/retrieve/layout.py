@@ -6,10 +6,11 @@ built from; its fingerprint is what a search server must echo (stance/retrieve/s
 the manifest first, so this module stays light (no numpy, no models).
 
     INDEX_DIR/
-      manifest.json                  the current build: its data folder, what it was built from, every file's digest
-      .build.lock                    held by the build that is running
+      manifest.json                  the current generation: its data folder, what it was built from, every file's digest
+      .build.lock                    held by the build or update that is running
       service/                       the search server's socket, pid, ready file and log
-      build-XXXX/                    the data folder of a build (the manifest names the current one)
+      build-XXXX/                    the data folder of a build or update (the manifest names the current one and,
+                                     after an update, the one before it, kept for readers still holding it)
         doc_ids.json  passage_starts.npy  dense.npy  documents.jsonl  documents_offsets.npy
         lexical_doc/  lexical_passage/  query_graphs/{base,finetuned}.onnx
         with a trained model: finetuned_encoder/  memory/  memory_links.npy  lexical_expanded/
@@ -108,6 +109,22 @@ class Provenance:
 
 
 @dataclass(frozen=True)
+class Generation:
+    """Which generation of its index a manifest is: 0 for a build, one more for each update since
+    (stance/retrieve/update.py). `previous`: the data folder of the generation before, kept on disk while this one
+    is current so a reader that opened it can finish (the next update removes it); what the last update did."""
+
+    number: int = 0
+    previous: str | None = None
+    added: int = 0
+    replaced: int = 0
+    removed: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
 class Manifest:
     """An index's manifest: what it was built from, its counts, its data folder and that folder's file table
     (every file -> {"bytes", "sha256"}, stance/retrieve/index_files.py), and, of a sharded index, its shards in
@@ -121,6 +138,7 @@ class Manifest:
     shards: tuple[ShardRef, ...]
     built_at: float
     citator_version: str
+    generation: Generation = Generation()
 
     @property
     def config(self) -> RetrievalConfig:
@@ -148,6 +166,7 @@ class Manifest:
             "data_dir": self.data_dir, "files": self.files, "artifacts": None if source.artifacts_path is None else {
                 "path": source.artifacts_path, "manifest_sha256": source.artifacts_sha256},
             **({"shards": [ref.__dict__ for ref in self.shards]} if self.shards else {}),
+            **({"generation": self.generation.to_json()} if self.generation.number else {}),
         }
 
     def path(self, index_dir: Path, name: str) -> Path:
@@ -155,11 +174,12 @@ class Manifest:
 
 
 def manifest(source: Provenance, data_dir: str, counts: tuple[int, int], files: dict[str, dict[str, Any]],
-             shards: tuple[ShardRef, ...] = (), built: tuple[float, str] | None = None) -> Manifest:
-    """The one way a Manifest is made: by a build that has just written `data_dir` (`built` None: now, by this
-    citator), or by `read_manifest` from what it parsed. `counts`: (documents, passages)."""
+             shards: tuple[ShardRef, ...] = (), built: tuple[float, str] | None = None,
+             generation: Generation = Generation()) -> Manifest:
+    """The one way a Manifest is made: by a build or update that has just written `data_dir` (`built` None: now, by
+    this citator), or by `read_manifest` from what it parsed. `counts`: (documents, passages)."""
     built_at, version = built if built is not None else (time.time(), citator.__version__)
-    return Manifest(source, counts[0], counts[1], data_dir, files, shards, built_at, version)
+    return Manifest(source, counts[0], counts[1], data_dir, files, shards, built_at, version, generation)
 
 
 @dataclass(frozen=True)
@@ -207,6 +227,19 @@ def _shards(value: Any) -> tuple[ShardRef, ...]:
     return tuple(refs)
 
 
+def _generation(value: Any) -> Generation:
+    if not isinstance(value, dict) or set(value) != set(Generation().__dict__):
+        raise TypeError(f"generation {value!r} is not a generation")
+    counts = [value[key] for key in ("number", "added", "replaced", "removed")]
+    if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
+        raise TypeError(f"generation {value!r} has counts that are not counts")
+    previous = value["previous"]
+    if previous is not None and (not isinstance(previous, str) or Path(previous).name != previous
+                                 or not previous.startswith(BUILD_PREFIX)):
+        raise TypeError(f"generation.previous {previous!r} is not a data folder of the index")
+    return Generation(counts[0], previous, counts[1], counts[2], counts[3])
+
+
 def _check_shards(manifest: Manifest, path: Path) -> None:
     """Shards are folders of the data folder that cover the corpus's documents in order, each once."""
     start = passages = 0
@@ -244,7 +277,8 @@ def _parsed(obj: Any, path: Path) -> Manifest:
         artifacts_path=artifacts.get("path"), artifacts_sha256=artifacts.get("manifest_sha256"))
     return manifest(source, str(obj["data_dir"]), counts,
                     check_recorded(obj.get("files"), path), _shards(obj["shards"]) if "shards" in obj else (),
-                    (float(obj["built_at"]), obj["citator_version"]))
+                    (float(obj["built_at"]), obj["citator_version"]),
+                    _generation(obj["generation"]) if "generation" in obj else Generation())
 
 
 def _required(manifest: Manifest) -> tuple[list[str], list[str]]:

@@ -28,6 +28,7 @@ from citator.stance.retrieve import layout
 from citator.stance.retrieve.index_dir import (
     BuildOptions,
     BuildRequest,
+    ModelParts,
     ShardPart,
     build_into,
     build_lock,
@@ -38,7 +39,10 @@ from citator.stance.retrieve.index_dir import (
     switch_to,
 )
 from citator.stance.retrieve.index_files import file_entry
-from citator.stance.retrieve.layout import DOC_IDS, Manifest, ShardRef, read_manifest, shard_manifest, shard_name
+from citator.stance.retrieve.layout import (
+    DOC_IDS, Generation, Manifest, ShardRef, read_manifest, shard_manifest, shard_name,
+)
+from citator.stance.retrieve.passage_store import Passages
 from citator.stance.retrieve.learned import CorpusSlice, corpus_links
 from citator.stance.shards.read import documents, read_corpus_blocks
 from citator.stance.shards.search import check_shardable
@@ -56,14 +60,21 @@ class Sharding:
 
 
 class ShardBuilder:
-    """Builds shards with one loaded encoder; keeps each shard's documents and tokens between the two rounds."""
+    """Builds shards with one encoder, loaded when a shard has passages to encode (an update's may have none);
+    keeps each shard's documents and tokens between the two rounds."""
 
     def __init__(self, encoder_path: str, encoder: Encoder | None = None) -> None:
-        from citator.models.load import load_encoder
-
-        self.encoder = encoder if encoder is not None else load_encoder(Path(encoder_path))
+        self._encoder_path = encoder_path
+        self._encoder = encoder
         self._tokens: dict[int, dict[str, Tokenized]] = {}
         self._docs: dict[int, list[Document]] = {}
+
+    def encoder(self) -> Encoder:
+        if self._encoder is None:
+            from citator.models.load import load_encoder
+
+            self._encoder = load_encoder(Path(self._encoder_path))
+        return self._encoder
 
     def count(self, shard: int, part: Any, request: BuildRequest, start: int, corpus_ids: Sequence[str],
               corpus_titles: Sequence[str]) -> dict[str, CorpusStats]:
@@ -71,10 +82,11 @@ class ShardBuilder:
         (both kept) and their statistics per lexical index."""
         docs = self._docs[shard] = documents(part)
         memory = links = None
-        if request.artifacts is not None:
+        model = ModelParts.of(request)
+        if model is not None:
             from citator.stance.retrieve.memory import PropositionMemory
 
-            memory = PropositionMemory.load(request.artifacts.memory_dir)
+            memory = PropositionMemory.load(model.memory_dir)
             links = corpus_links(memory, CorpusSlice(corpus_ids, corpus_titles, start, len(docs)))
         texts = lexical_texts(docs, request.config, memory, links)
         self._tokens[shard] = {name: LexicalIndex.tokenize(t) for name, t in texts.items()}
@@ -85,7 +97,8 @@ class ShardBuilder:
         """Round 2: the shard's index directory, scored with the corpus's `stats`; its number of passages."""
         part = ShardPart(start, corpus_ids, corpus_titles, stats, self._tokens.pop(shard))
         Path(shard_dir).mkdir(parents=True)
-        manifest = build_into(Path(shard_dir), replace(request, docs=self._docs.pop(shard), part=part), self.encoder)
+        encoder = self._encoder if request.passages is not None else self.encoder()
+        manifest = build_into(Path(shard_dir), replace(request, docs=self._docs.pop(shard), part=part), encoder)
         return manifest.n_passages
 
 
@@ -119,12 +132,35 @@ def build_sharded(corpus_path: Path, index_dir: Path, sharding: Sharding,
     if isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= len(ids):
         raise ConfigError(f"--shards must be between 1 and the corpus's {len(ids)} documents, got {shards!r}")
     starts = shard_starts(len(ids), shards)
+    cut = Cut(ids, titles, starts, parts)
+    with build_lock(index_dir) as where:
+        return write_sharded(where, request, encoder, sharding, cut)
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A corpus cut into shards: its ids and titles, where each shard starts, and the documents themselves where
+    Ray Data read them (else the request's). `passages`: each shard's base passages, where they are given (an
+    update's), else None."""
+
+    ids: Sequence[str]
+    titles: Sequence[str]
+    starts: Sequence[int]
+    blocks: Any = None
+    passages: Sequence[Passages] | None = None
+
+
+def write_sharded(where: Path, request: BuildRequest, encoder: Encoder | None, sharding: Sharding, cut: Cut,
+                  generation: Generation = Generation()) -> Manifest:
+    """The shards and the manifest that names them, in a fresh folder of the locked index directory `where` (as
+    `generation`: an update's keeps the folder of the generation before)."""
+    began, shards, ids, starts = time.monotonic(), len(cut.starts), cut.ids, cut.starts
     ends = [*starts[1:], len(ids)]
-    cut = [request.docs[a:b] for a, b in zip(starts, ends)] if parts is None else parts.parts(starts)
-    with build_lock(index_dir) as where, fresh_build(where) as tmp:
+    parts = [request.docs[a:b] for a, b in zip(starts, ends)] if cut.blocks is None else cut.blocks.parts(starts)
+    with fresh_build(where, keep=generation.previous) as tmp:
         pool = _builders(request, encoder, shards, sharding)
         try:  # closed before fresh_build cleans up: no builder writes into a folder being removed
-            passages = _build_shards(pool, tmp, request, cut, starts, (ids, titles))
+            passages = _build_shards(pool, tmp, request, parts, cut)
         finally:
             pool.close()
         _say(request.progress, f"{shards} shards built ({sum(passages)} passages)", began)
@@ -139,26 +175,29 @@ def build_sharded(corpus_path: Path, index_dir: Path, sharding: Sharding,
         # The manifest records the files of its own: the corpus's ids and each shard's manifest, which records (and
         # has checked when its shard is loaded) every file of its shard.
         own = {name: file_entry(tmp / name) for name in [DOC_IDS, *(shard_manifest(ref.name) for ref in refs)]}
-        manifest = layout.manifest(request.provenance(), tmp.name, (len(ids), sum(passages)), own, refs)
+        manifest = layout.manifest(request.provenance(), tmp.name, (len(ids), sum(passages)), own, refs,
+                                   generation=generation)
         switch_to(where, tmp, manifest)
     return manifest
 
 
 def _build_shards(pool: LocalPool | RayPool, tmp: Path, request: BuildRequest, parts: Sequence[Any],
-                  starts: Sequence[int], corpus: tuple[Sequence[str], Sequence[str]]) -> list[int]:
+                  cut: Cut) -> list[int]:
     """The two rounds: each shard's texts tokenized and counted, the counts added up, then each shard built with
     the corpus's statistics; each shard's number of passages."""
+    starts = cut.starts
     began, shards, n_workers = time.monotonic(), len(starts), len(pool.workers)
     # On Ray, put once in the object store: every call reads the same copies.
-    ids, titles = _shared(corpus) if isinstance(pool, RayPool) else corpus
+    ids, titles = _shared((cut.ids, cut.titles)) if isinstance(pool, RayPool) else (cut.ids, cut.titles)
     # The builders take the request whole, without the coordinator's documents: each has its shard's.
-    sent = replace(request, docs=[])
+    sent = replace(request, docs=[], passages=None)
     counts = pool.run([(s % n_workers, "count", (s, parts[s], sent, starts[s], ids, titles)) for s in range(shards)])
     stats = {name: CorpusStats.total(c[name] for c in counts) for name in counts[0]}
     _say(request.progress, f"{shards} shards tokenized by {n_workers} builder{'s' * (n_workers > 1)}; corpus "
                            "statistics gathered", began)
     quiet = replace(sent, progress=request.progress and n_workers == 1)
-    return pool.run([(s % n_workers, "build", (s, str(tmp / shard_name(s)), quiet, starts[s], ids, titles, stats))
+    each = [quiet if cut.passages is None else replace(quiet, passages=cut.passages[s]) for s in range(shards)]
+    return pool.run([(s % n_workers, "build", (s, str(tmp / shard_name(s)), each[s], starts[s], ids, titles, stats))
                      for s in range(shards)])
 
 
@@ -169,7 +208,7 @@ def _shared(corpus: tuple[Sequence[str], Sequence[str]]) -> tuple[Any, Any]:
     return ray_module.put(corpus[0]), ray_module.put(corpus[1])
 
 
-def _builders(request: BuildRequest, encoder: Encoder, shards: int, sharding: Sharding) -> LocalPool | RayPool:
+def _builders(request: BuildRequest, encoder: Encoder | None, shards: int, sharding: Sharding) -> LocalPool | RayPool:
     ray, workers = sharding.ray, sharding.workers
     if ray is None:
         return LocalPool([ShardBuilder(request.encoder.path, encoder)])
