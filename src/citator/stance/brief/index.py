@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from citator.stance.brief.evidence import Span, matched_terms, passage_spans, term_keys
+from citator.stance.brief.evidence import Span, highlight_key, matched_terms, passage_spans, term_keys
+from citator.stance.brief.kind import wrong_kind
 from citator.stance.brief.label import document_label
-from citator.stance.brief.records import Brief, Evidence, Hit, MemoryReason, SignalScore
+from citator.stance.brief.records import Brief, Citing, Evidence, Hit, MemoryReason, SignalScore
 from citator.data.citations import CitationResolver, base_doc_id, parse_citation
 from citator.data.arguments import flag, optional_text, path_argument, whole_number
 from citator.data.atomic import command_inputs
@@ -32,11 +33,13 @@ from citator.engines.passages import PassageSpec
 from citator.stance.retrieve.explain import Explained
 from citator.stance.retrieve.opened import Searcher
 from citator.stance.shards.search import open_searcher
+from citator.stance.treat import flag as treatment_flag
 
 # A proposition is read whole or refused: never longer than what the search reads of one query.
 MAX_PROPOSITION_CHARS = MAX_QUERY_CHARS
 MAX_K = 100
 PAIR = ("supported", "refuted")
+_SEVERITY = {"red": 0, "yellow": 1, None: 2}
 
 
 class StanceIndex:
@@ -48,7 +51,7 @@ class StanceIndex:
         self.positions = searcher.positions
         config = searcher.config
         self.spec = PassageSpec(config.passage_words, config.passage_overlap)
-        self._key = searcher.term_key()
+        self._key = highlight_key(searcher.term_key())  # marks skip stopwords a reader need not see marked
         self._resolver: CitationResolver | None = None
         # An index of statute sections (most doc ids are NRS or D.C. Code citations as printed, "NRS 432B.220"): a
         # page then shows one column of sections, stance aside.
@@ -97,6 +100,11 @@ class StanceIndex:
         if self._resolver is None:
             self._resolver = CitationResolver(self.searcher.doc_ids)
         return self._resolver.resolve(text).doc_ids
+
+    def mismatch(self, text: str) -> str | None:
+        """One sentence when `text` is an exact citation of a kind this index does not hold (a statute typed into
+        a case index, a reporter citation into a statute index), else None (stance/brief/kind.py)."""
+        return wrong_kind(_text(text, "text"), self.statutes)
 
     @property
     def trained(self) -> bool:
@@ -157,7 +165,15 @@ class StanceIndex:
         signals = tuple(SignalScore(name, score, ranks[name]) for name, score in e.signals.items())
         memory = None if e.reasons is None else tuple(
             MemoryReason(entry.proposition_id, entry.text, entry.stance, similarity) for entry, similarity in e.reasons)
-        return Hit(rank, scored.doc_id, doc.title, document_label(doc), scored.score, evidence, signals, memory)
+        cited_by = self._cited_by(scored.doc_id)
+        return Hit(rank, scored.doc_id, doc.title, document_label(doc), scored.score, evidence, signals, memory,
+                   self.searcher.treatments.flag(scored.doc_id), cited_by)
+
+    def _cited_by(self, doc_id: str) -> tuple[Citing, ...]:
+        """What later decisions of the index say of `doc_id`, red first, then yellow, then the rest."""
+        rows = sorted(self.searcher.treatments.of(doc_id), key=lambda r: _SEVERITY[treatment_flag(r.treatment)])
+        return tuple(Citing(r.citing_doc_id, self.document(r.citing_doc_id).title, r.treatment, r.passage,
+                            treatment_flag(r.treatment)) for r in rows)
 
     def _keys(self, text: str) -> set[str]:
         return term_keys(text, self._key)
