@@ -30,7 +30,8 @@ from citator.data.records import STANCES
 from citator.stance.brief.evidence import Span, split_marked
 from citator.stance.brief.index import MAX_K, MAX_PROPOSITION_CHARS, StanceIndex
 from citator.stance.brief.label import document_label
-from citator.stance.brief.render import excerpt
+from citator.stance.brief.notice import THRESHOLD, best_match, weak
+from citator.stance.brief.render import excerpt, render
 from citator.errors import IndexDirError, PropositionError, one_line
 from citator.server.guard import host_guard
 from citator.server.pages import add_security_headers
@@ -79,6 +80,8 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
     add_security_headers(app, _HEADERS)
     _error_pages(app, page)
 
+    step = k  # "more" asks for this many more per column
+
     @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
     async def home(q: str = "", k: int = k) -> Response:
         if not q.strip():
@@ -86,18 +89,28 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
         cited = index.cited(q)
         if cited:  # an exact citation: straight to the section, no search
             return RedirectResponse("/document?" + urlencode({"id": cited[0], "p": 0, "q": q}), status_code=303)
+        mismatch = index.mismatch(q)
+        if mismatch:  # an exact citation of what this index does not hold: one sentence, no unrelated list
+            return page("brief.html", q=q, columns=None, error=None, k=k, mismatch=mismatch)
         k = min(max(k, 1), MAX_K)
         try:
-            if index.statutes:
-                hits = await run(index.search, q, "all", k)
-                columns = [("all", "Sections", [_card(hit, q, "all") for hit in hits])]
-            else:
-                brief = await run(index.brief, q, k)
-                columns = [(stance, title, [_card(hit, q, stance) for hit in brief.column(stance)])
-                           for stance, title in (("supported", "Supporting authority"), ("refuted", "Refuting authority"))]
+            columns = await run(_columns, index, q, k)
         except PropositionError as exc:
             return page("brief.html", 400, q=q, columns=None, error=str(exc), k=k)
-        return page("brief.html", q=q, proposition=" ".join(q.split()), columns=columns, error=None, k=k)
+        return page("brief.html", q=q, proposition=" ".join(q.split()), columns=columns, error=None, k=k,
+                    **_tools(index, q, k, step, columns))
+
+    @app.api_route("/export", methods=["GET", "HEAD"])
+    async def export(q: str = "", k: int = k, format: str = "markdown") -> Response:  # noqa: A002
+        if format not in EXPORTS or index.statutes:
+            return page("error.html", 404, message="Export gives a case index's brief as markdown or json.", q=q)
+        try:
+            brief = await run(index.brief, q, min(max(k, 1), MAX_K))
+        except PropositionError as exc:
+            return page("error.html", 400, message=str(exc), q=q)
+        media, suffix = EXPORTS[format]
+        return Response(render(brief, format) + "\n", media_type=media, headers={
+            "Content-Disposition": f'attachment; filename="citator-brief.{suffix}"'})
 
     @app.api_route("/document", methods=["GET", "HEAD"], response_class=HTMLResponse)
     async def document(id: str, p: int = 0, q: str = "", stance: str = "") -> Response:  # noqa: A002
@@ -168,6 +181,32 @@ def _limit_threads(threads: int) -> None:
         torch.set_num_threads(threads)
 
 
+# The brief's downloads: the format `citator brief --format` names, its media type and file suffix.
+EXPORTS = {"markdown": ("text/markdown; charset=utf-8", "md"), "json": ("application/json", "json")}
+
+
+def _columns(index: StanceIndex, q: str, k: int) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """The page's columns: a statute index's sections, or a brief's supporting and refuting authority."""
+    if index.statutes:
+        return [("all", "Sections", [_card(hit, q, "all") for hit in index.search(q, "all", k)])]
+    brief = index.brief(q, k)
+    return [(stance, title, [_card(hit, q, stance) for hit in brief.column(stance)])
+            for stance, title in (("supported", "Supporting authority"), ("refuted", "Refuting authority"))]
+
+
+def _tools(index: StanceIndex, q: str, k: int, step: int, columns: list[tuple[str, str, list[dict[str, Any]]]]
+           ) -> dict[str, Any]:
+    """What the page offers around a brief: "more" (k + step per column, the first new hit the address's target)
+    while a column is full, the downloads of a case index's brief, and the "no good match" notice."""
+    hits = [c["hit"] for _, _, cards in columns for c in cards]
+    full = any(len(cards) == k for _, _, cards in columns)
+    more = ("/?" + urlencode({"q": q, "k": min(k + step, MAX_K)}) + f"#{columns[0][0]}-hit-{k + 1}"
+            if full and k < MAX_K else None)
+    exports = None if index.statutes else {
+        fmt: "/export?" + urlencode({"q": q, "k": k, "format": fmt}) for fmt in EXPORTS}
+    return {"more": more, "exports": exports, "best": best_match(hits), "weak": weak(hits), "threshold": THRESHOLD}
+
+
 def _card(hit: Any, q: str, stance: str) -> dict[str, Any]:
     """What the page shows of one hit: the evidence excerpt as marked pieces, the link to the passage in place."""
     text, marks, cut_before, cut_after = excerpt(hit.evidence.text, hit.evidence.marks)
@@ -175,5 +214,7 @@ def _card(hit: Any, q: str, stance: str) -> dict[str, Any]:
     families: dict[str, list[Any]] = {}
     for s in hit.signals:
         families.setdefault(s.family, []).append(s)
+    # q first: a citing decision's link is told from the hit's own by its address, as tests read a column.
+    citing = {c.doc_id: "/document?" + urlencode({"q": q, "id": c.doc_id}) for c in hit.cited_by}
     return {"hit": hit, "pieces": _pieces(text, marks), "cut_before": cut_before, "cut_after": cut_after,
-            "link": link + "#evidence", "families": families}
+            "link": link + "#evidence", "families": families, "citing": citing}
