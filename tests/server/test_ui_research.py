@@ -108,3 +108,11 @@ def test_a_statute_citation_in_a_case_index_is_answered_with_one_sentence(client
     assert 'class="hit"' not in html
     # A proposition that mentions a statute is searched as usual.
     assert 'class="hit"' in client.get("/?" + urlencode({"q": f"Under {citation} an official may be sued"})).text
+
+
+def test_the_document_page_shows_the_flag_and_who_cites_it(client: TestClient) -> None:
+    html = client.get("/document?" + urlencode({"id": FLAG_CITED, "p": 0, "q": TEXT})).text
+    assert 'class="flag flag-red"' in html and "Cited by 1 later decision here" in html
+    assert "<script>" not in html and unescape(re.sub(r"<[^>]+>", "", html)).count(FLAG_PASSAGE) == 2
+    plain = client.get("/document?" + urlencode({"id": HOSTILE_ID, "p": 0, "q": TEXT})).text
+    assert 'class="flag' not in plain and "Cited by" not in plain

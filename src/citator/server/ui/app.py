@@ -31,6 +31,7 @@ from citator.stance.brief.evidence import Span, split_marked
 from citator.stance.brief.index import MAX_K, MAX_PROPOSITION_CHARS, StanceIndex
 from citator.stance.brief.label import document_label
 from citator.stance.brief.notice import THRESHOLD, best_match, weak
+from citator.stance.brief.records import Citing
 from citator.stance.brief.render import excerpt, render
 from citator.errors import IndexDirError, PropositionError, one_line
 from citator.server.guard import host_guard
@@ -123,7 +124,10 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
         # Only the stances a brief's links carry are shown: anything else in the address is no evidence label.
         stance = stance if stance in STANCES else ""
         inside = tuple(Span(m.start - span.start, m.end - span.start) for m in marks)
-        return page("document.html", doc=doc, label=document_label(doc), q=q, stance=stance, passage=p,
+        flag, cited_by = await run(index.treatment, id)
+        return page("document.html", doc=doc, label=document_label(doc), q=q, stance=stance, passage=p, flag=flag,
+                    cited_by=cited_by, reasons=tuple(c for c in cited_by if c.flag == flag) if flag else (),
+                    citing=_citing_links(cited_by, q),
                     before=text[:span.start], evidence=_pieces(text[span.start:span.end], inside),
                     after=text[span.end:], back="/?" + urlencode({"q": q}) if q else "/")
 
@@ -208,6 +212,11 @@ def _tools(index: StanceIndex, q: str, k: int, step: int, columns: list[tuple[st
     return {"more": more, "exports": exports, "best": best_match(hits), "weak": weak(hits), "threshold": THRESHOLD}
 
 
+def _citing_links(cited_by: Iterable[Citing], q: str) -> dict[str, str]:
+    """Each citing decision's page. q first: a citing decision's link is told from a hit's own by its address."""
+    return {c.doc_id: "/document?" + urlencode({"q": q, "id": c.doc_id}) for c in cited_by}
+
+
 def _card(hit: Any, q: str, stance: str) -> dict[str, Any]:
     """What the page shows of one hit: the evidence excerpt as marked pieces, the link to the passage in place."""
     text, marks, cut_before, cut_after = excerpt(hit.evidence.text, hit.evidence.marks)
@@ -215,7 +224,6 @@ def _card(hit: Any, q: str, stance: str) -> dict[str, Any]:
     families: dict[str, list[Any]] = {}
     for s in hit.signals:
         families.setdefault(s.family, []).append(s)
-    # q first: a citing decision's link is told from the hit's own by its address, as tests read a column.
-    citing = {c.doc_id: "/document?" + urlencode({"q": q, "id": c.doc_id}) for c in hit.cited_by}
+    citing = _citing_links(hit.cited_by, q)
     return {"hit": hit, "pieces": _pieces(text, marks), "cut_before": cut_before, "cut_after": cut_after,
             "link": link + "#evidence", "families": families, "citing": citing}

@@ -165,15 +165,16 @@ class StanceIndex:
         signals = tuple(SignalScore(name, score, ranks[name]) for name, score in e.signals.items())
         memory = None if e.reasons is None else tuple(
             MemoryReason(entry.proposition_id, entry.text, entry.stance, similarity) for entry, similarity in e.reasons)
-        cited_by = self._cited_by(scored.doc_id)
         return Hit(rank, scored.doc_id, doc.title, document_label(doc), scored.score, evidence, signals, memory,
-                   self.searcher.treatments.flag(scored.doc_id), cited_by)
+                   *self.treatment(scored.doc_id))
 
-    def _cited_by(self, doc_id: str) -> tuple[Citing, ...]:
-        """What later decisions of the index say of `doc_id`, red first, then yellow, then the rest."""
+    def treatment(self, doc_id: str) -> tuple[str | None, tuple[Citing, ...]]:
+        """A document's flag and what later decisions of the index say of it (red first, then yellow, then the
+        rest), as its hits carry them: shown, never ranked by."""
         rows = sorted(self.searcher.treatments.of(doc_id), key=lambda r: _SEVERITY[treatment_flag(r.treatment)])
-        return tuple(Citing(r.citing_doc_id, self.document(r.citing_doc_id).title, r.treatment, r.passage,
-                            treatment_flag(r.treatment)) for r in rows)
+        return self.searcher.treatments.flag(doc_id), tuple(
+            Citing(r.citing_doc_id, self.document(r.citing_doc_id).title, r.treatment, r.passage,
+                   treatment_flag(r.treatment)) for r in rows)
 
     def _keys(self, text: str) -> set[str]:
         return term_keys(text, self._key)
