@@ -33,7 +33,7 @@ def write_treatments(data_dir: Path, docs: Sequence[Document], user: Sequence[Tr
     write_table(data_dir / TREATMENTS, table)
     if progress:
         flagged = len({row.cited_doc_id for row in table if table.flag(row.cited_doc_id)})
-        print(f"treatment table: {len(table)} rows ({len(user)} of them the user's), {flagged} documents flagged, "
+        print(f"treatment table: {len(table)} rows ({len(user)} from --treatments), {flagged} flagged, "
               f"{time.monotonic() - began:.1f} s", file=sys.stderr, flush=True)
     return table
 
