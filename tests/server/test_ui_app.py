@@ -150,14 +150,21 @@ def test_every_field_on_a_page_is_text(brief: Brief) -> None:
                                                         k=5, proposition=brief.proposition)
     page = _tags_of(html)
     assert page.tags <= plain.tags | {"h1", "div", "section", "h2", "ol", "li", "article", "h3", "a", "p", "blockquote",
-                                      "mark", "details", "summary", "dl", "dt", "dd", "ul", "span"}
+                                      "mark", "details", "summary", "dl", "dt", "dd", "ul", "span", "strong", "q"}
     assert not [a for a in page.attributes if a.startswith("on")] and "script" not in page.tags
     hits = tuple(h for _, _, column in brief.columns() for h in column)
-    cards = [link for link in page.links if link[0].startswith("/document?")]
+    cards = [link for link in page.links if link[0].startswith("/document?id=")]
     assert len(cards) == len(hits)
     for (href, text), hit in zip(cards, hits):
         assert text == (hit.title or hit.doc_id)
         assert parse_qs(urlsplit(href).query, keep_blank_values=True)["id"] == [hit.doc_id]
+    # A flag's reasons and the "cited by" list link each citing decision by its own id, its title as text.
+    citing = [link for link in page.links if link[0].startswith("/document?q=")]
+    expected = [c for h in hits for c in (*h.reasons, *h.cited_by)]
+    assert len(citing) == len(expected)
+    for (href, text), c in zip(citing, expected):
+        assert text == (c.title or c.doc_id)
+        assert parse_qs(urlsplit(href).query, keep_blank_values=True)["id"] == [c.doc_id]
     hit = next(iter(hits), None)
     if hit is not None:
         doc = Document(hit.doc_id, hit.title, hit.evidence.text)

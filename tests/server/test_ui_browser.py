@@ -3,6 +3,7 @@ both columns, open a document, follow a shared URL, and pass axe-core with no se
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -132,5 +133,81 @@ def test_the_page_reflows_at_320_pixels_and_long_words_wrap(ui_server: str) -> N
             from axe_playwright_python.sync_playwright import Axe
 
             assert "page-has-heading-one" not in {v["id"] for v in Axe().run(wide).response["violations"]}
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="module")
+def flag_server(flag_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("ui-flags") / "server.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "citator.cli.main", "ui", "--index-dir", str(flag_index),
+                                 "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        url = f"http://127.0.0.1:{port}"
+        try:
+            try:
+                wait_ready(url + "/", proc, timeout=120)
+            except (RuntimeError, TimeoutError):
+                raise RuntimeError(f"citator ui did not start: {log_path.read_text()}") from None
+            yield url
+        finally:
+            stop_process(proc)
+    assert "Traceback" not in log_path.read_text()
+
+
+@pytest.mark.browser
+def test_a_person_reads_a_flag_pages_on_and_downloads_the_brief_by_keyboard(flag_server: str,
+                                                                            tmp_path: Path) -> None:
+    # The flag with its reason and "cited by" are on the page; "more" and both downloads are reached with Tab and
+    # Enter alone; the address keeps k; axe-core finds nothing serious on any of it.
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    from fixtures.brief import FLAG_PASSAGE, HOSTILE_TITLE
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True,
+                                          accept_downloads=True)
+            page = context.new_page()
+            page.set_default_timeout(30_000)
+            page.goto(flag_server + "/")
+            page.get_by_label("Proposition", exact=True).focus()
+            page.keyboard.type(TEXT)
+            page.keyboard.press("Enter")
+            page.wait_for_url("**/?q=*")
+            flag = page.locator("section#supported .flag-red").first
+            assert "Red flag: no longer good law" in flag.inner_text()
+            assert FLAG_PASSAGE in flag.inner_text() and HOSTILE_TITLE in flag.inner_text()
+            cited = page.locator("section#supported details.cited-by").first
+            cited.locator("summary").focus()
+            page.keyboard.press("Enter")
+            assert "Overruled by" in cited.inner_text()
+            assert _serious(page) == []
+
+            for name, suffix in (("Markdown", "md"), ("JSON", "json")):
+                link = page.get_by_role("link", name=name, exact=True)
+                link.focus()
+                with page.expect_download() as download:
+                    page.keyboard.press("Enter")
+                saved = tmp_path / f"brief.{suffix}"
+                download.value.save_as(saved)
+                assert download.value.suggested_filename == f"citator-brief.{suffix}"
+                if suffix == "json":
+                    assert json.loads(saved.read_text())["proposition"] == TEXT
+                else:
+                    assert saved.read_text().startswith(f"### Proposition: {TEXT[:20]}")
+
+            more = page.get_by_role("link", name="More results")
+            more.focus()
+            page.keyboard.press("Enter")
+            page.wait_for_url("**k=10*")
+            assert page.locator("section#supported li.hit").count() == 10
+            page.keyboard.press("Tab")  # the address's target, the sixth hit, is where Tab goes on from
+            assert page.evaluate("document.activeElement.closest('li.hit') !== null")
+            assert _serious(page) == []
         finally:
             browser.close()

@@ -19,6 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--artifacts", type=Path, help="trained artifacts directory (default: $CITATOR_ARTIFACTS if set; "
                    "./build.sh sets it to artifacts/ beside itself when that holds a manifest; else none)")
     b.add_argument("--no-artifacts", action="store_true", help="build without artifacts, whatever $CITATOR_ARTIFACTS says")
+    b.add_argument("--treatments", type=Path, metavar="FILE", help="your own treatment rows (JSONL: citing_doc_id, "
+                   "cited_doc_id, treatment, passage; docs/treatments.md), laid over the table the build extracts")
     b.add_argument("--no-serve", action="store_true", help="do not start the search server")
     b.add_argument("--shards", type=COUNT, help="cut the index into this many shards, searched as one (docs/scale.md)")
     b.add_argument("--ray", metavar="ADDRESS", help="build the shards on a Ray cluster: 'local' (a new one on this "
@@ -64,7 +66,7 @@ def run_build(args: argparse.Namespace) -> int:
 
         raise ConfigError("--ray and --workers build a sharded index: give --shards N")
     options = BuildOptions(encoder_path=args.model, config=config, artifacts=artifacts,
-                           artifacts_optional=args.artifacts is None)
+                           artifacts_optional=args.artifacts is None, treatments=args.treatments)
     sharding = Sharding(args.shards, args.ray, args.workers) if args.shards is not None else None
     manifest = build(args.corpus, args.index_dir, options, serve=not args.no_serve, sharding=sharding)
     print(

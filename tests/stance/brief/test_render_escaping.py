@@ -19,7 +19,7 @@ from markdown_it.token import Token
 from citator.data.escape import json_line, markdown_text
 from citator.errors import UNSAFE_CHARS, one_line
 from citator.stance.brief.records import ALIKE, UNRANKED, Brief, Hit
-from citator.stance.brief.render import excerpt, markdown, render, table
+from citator.stance.brief.render import caution, excerpt, markdown, render, table
 from fixtures.brief import hostile_briefs
 from fixtures.hostile import hostile_strings
 
@@ -126,9 +126,16 @@ def test_markdown_parses_to_the_tables_it_means_with_every_field_as_text(brief: 
         rank, authority, evidence, why = row
         assert _text(rank) == str(hit.rank)
         assert _between_code_tags(authority) == _flat(hit.doc_id)
+        # A flag and its reasons (hostile corpus text too) are the authority's last words, as text, in bold.
+        warning = caution(hit)
+        assert (warning is None) == (hit.flag is None)
+        if warning is not None:
+            kinds = [c.type for c in authority if c.content or c.type != "text"]
+            assert _text(authority).endswith(_flat(warning).strip()) and kinds[-1] == "strong_close"
         assert _text(evidence).strip() == _evidence(hit)
         assert sum(c.type == "strong_open" for c in evidence) == len(excerpt(hit.evidence.text, hit.evidence.marks)[1])
         assert _text(why).startswith(f"signals: fused {hit.score:.4f}; lexical: bm25 1.500 (#1)")
+        assert _text(why).count("cited by: ") == len([c for c in hit.cited_by if c not in hit.reasons])
 
 
 @settings(max_examples=300, deadline=None)

@@ -30,7 +30,9 @@ from citator.data.records import STANCES
 from citator.stance.brief.evidence import Span, split_marked
 from citator.stance.brief.index import MAX_K, MAX_PROPOSITION_CHARS, StanceIndex
 from citator.stance.brief.label import document_label
-from citator.stance.brief.render import excerpt
+from citator.stance.brief.notice import THRESHOLD, best_match, weak
+from citator.stance.brief.records import Citing
+from citator.stance.brief.render import excerpt, render
 from citator.errors import IndexDirError, PropositionError, one_line
 from citator.server.guard import host_guard
 from citator.server.pages import add_security_headers
@@ -60,6 +62,7 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
     index: StanceIndex = worker.submit(StanceIndex.open, index_dir).result()
     worker.submit(_limit_threads, threads).result()
     worker.submit(index.brief, "warm up", 1).result()
+    worker.submit(index.mismatch, "1 U.S. 1").result()  # loads eyecite (1.4 s) now, not in the first request
     gc.collect()
     gc.freeze()  # the index lives as long as the server: later collections need not walk it
     app = FastAPI(title="citator", docs_url=None, redoc_url=None, openapi_url=None)
@@ -79,6 +82,8 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
     add_security_headers(app, _HEADERS)
     _error_pages(app, page)
 
+    step = k  # "more" asks for this many more per column
+
     @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
     async def home(q: str = "", k: int = k) -> Response:
         if not q.strip():
@@ -86,17 +91,28 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
         cited = index.cited(q)
         if cited:  # an exact citation: straight to the section, no search
             return RedirectResponse("/document?" + urlencode({"id": cited[0], "p": 0, "q": q}), status_code=303)
+        mismatch = await run(index.mismatch, q)
+        if mismatch:  # an exact citation of what this index does not hold: one sentence, no unrelated list
+            return page("brief.html", q=q, columns=None, error=None, k=k, mismatch=mismatch)
         k = min(max(k, 1), MAX_K)
         try:
-            if index.statutes:
-                hits = await run(index.search, q, "all", k)
-                columns = [("all", "Sections", [_card(hit, q, "all") for hit in hits])]
-            else:
-                brief = await run(index.brief, q, k)
-                columns = [(key, heading, [_card(hit, q, key) for hit in hits]) for key, heading, hits in brief.columns()]
+            columns = await run(_columns, index, q, k)
         except PropositionError as exc:
             return page("brief.html", 400, q=q, columns=None, error=str(exc), k=k)
-        return page("brief.html", q=q, proposition=" ".join(q.split()), columns=columns, error=None, k=k)
+        return page("brief.html", q=q, proposition=" ".join(q.split()), columns=columns, error=None, k=k,
+                    **_tools(index, q, k, step, columns))
+
+    @app.api_route("/export", methods=["GET", "HEAD"])
+    async def export(q: str = "", k: int = k, format: str = "markdown") -> Response:  # noqa: A002
+        if format not in EXPORTS or index.statutes:
+            return page("error.html", 404, message="Export gives a case index's brief as markdown or json.", q=q)
+        try:
+            brief = await run(index.brief, q, min(max(k, 1), MAX_K))
+        except PropositionError as exc:
+            return page("error.html", 400, message=str(exc), q=q)
+        media, suffix = EXPORTS[format]
+        return Response(render(brief, format) + "\n", media_type=media, headers={
+            "Content-Disposition": f'attachment; filename="citator-brief.{suffix}"'})
 
     @app.api_route("/document", methods=["GET", "HEAD"], response_class=HTMLResponse)
     async def document(id: str, p: int = 0, q: str = "", stance: str = "") -> Response:  # noqa: A002
@@ -108,7 +124,10 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
         # Only the stances a brief's links carry are shown: anything else in the address is no evidence label.
         stance = stance if stance in STANCES else ""
         inside = tuple(Span(m.start - span.start, m.end - span.start) for m in marks)
-        return page("document.html", doc=doc, label=document_label(doc), q=q, stance=stance, passage=p,
+        flag, cited_by = await run(index.treatment, id)
+        return page("document.html", doc=doc, label=document_label(doc), q=q, stance=stance, passage=p, flag=flag,
+                    cited_by=cited_by, reasons=tuple(c for c in cited_by if c.flag == flag) if flag else (),
+                    citing=_citing_links(cited_by, q),
                     before=text[:span.start], evidence=_pieces(text[span.start:span.end], inside),
                     after=text[span.end:], back="/?" + urlencode({"q": q}) if q else "/")
 
@@ -167,6 +186,36 @@ def _limit_threads(threads: int) -> None:
         torch.set_num_threads(threads)
 
 
+# The brief's downloads: the format `citator brief --format` names, its media type and file suffix.
+EXPORTS = {"markdown": ("text/markdown; charset=utf-8", "md"), "json": ("application/json", "json")}
+
+
+def _columns(index: StanceIndex, q: str, k: int) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """The page's columns: a statute index's sections, or a brief's columns (supporting and refuting authority
+    where the index ranked them apart, else the one list that says why)."""
+    if index.statutes:
+        return [("all", "Sections", [_card(hit, q, "all") for hit in index.search(q, "all", k)])]
+    return [(key, heading, [_card(hit, q, key) for hit in hits]) for key, heading, hits in index.brief(q, k).columns()]
+
+
+def _tools(index: StanceIndex, q: str, k: int, step: int, columns: list[tuple[str, str, list[dict[str, Any]]]]
+           ) -> dict[str, Any]:
+    """What the page offers around a brief: "more" (k + step per column, the first new hit the address's target)
+    while a column is full, the downloads of a case index's brief, and the "no good match" notice."""
+    hits = [c["hit"] for _, _, cards in columns for c in cards]
+    full = any(len(cards) == k for _, _, cards in columns)
+    more = ("/?" + urlencode({"q": q, "k": min(k + step, MAX_K)}) + f"#{columns[0][0]}-hit-{k + 1}"
+            if full and k < MAX_K else None)
+    exports = None if index.statutes else {
+        fmt: "/export?" + urlencode({"q": q, "k": k, "format": fmt}) for fmt in EXPORTS}
+    return {"more": more, "exports": exports, "best": best_match(hits), "weak": weak(hits), "threshold": THRESHOLD}
+
+
+def _citing_links(cited_by: Iterable[Citing], q: str) -> dict[str, str]:
+    """Each citing decision's page. q first: a citing decision's link is told from a hit's own by its address."""
+    return {c.doc_id: "/document?" + urlencode({"q": q, "id": c.doc_id}) for c in cited_by}
+
+
 def _card(hit: Any, q: str, stance: str) -> dict[str, Any]:
     """What the page shows of one hit: the evidence excerpt as marked pieces, the link to the passage in place."""
     text, marks, cut_before, cut_after = excerpt(hit.evidence.text, hit.evidence.marks)
@@ -174,5 +223,6 @@ def _card(hit: Any, q: str, stance: str) -> dict[str, Any]:
     families: dict[str, list[Any]] = {}
     for s in hit.signals:
         families.setdefault(s.family, []).append(s)
+    citing = _citing_links(hit.cited_by, q)
     return {"hit": hit, "pieces": _pieces(text, marks), "cut_before": cut_before, "cut_after": cut_after,
-            "link": link + "#evidence", "families": families}
+            "link": link + "#evidence", "families": families, "citing": citing}

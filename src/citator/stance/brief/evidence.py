@@ -46,6 +46,20 @@ def term_keys(text: str, key: Callable[[str], str | None]) -> set[str]:
     return {k for m in _TERM.finditer(text) if (k := key(m.group())) is not None}
 
 
+def highlight_key(key: Callable[[str], str | None]) -> Callable[[str], str | None]:
+    """`key`, less the words a reader never needs marked: BM25 drops only a short list of stopwords ("the", "of"),
+    and a passage marked at every "when" and "have" hides the words that matched. The longer list is bm25s's own
+    (NLTK's English list). Only marks change: what the search scores is the index's own `key`."""
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    stop = frozenset(STOPWORDS_EN_PLUS)
+
+    def marked(word: str) -> str | None:
+        return None if word.lower() in stop else key(word)
+
+    return marked
+
+
 def matched_terms(text: str, keys: set[str], key: Callable[[str], str | None]) -> list[Span]:
     """Spans of the words of `text` whose key is one of the query's `keys`, in order."""
     return [Span(*m.span()) for m in _TERM.finditer(text) if key(m.group()) in keys]

@@ -20,9 +20,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from citator.stance.brief.evidence import Span, matched_terms, passage_spans, term_keys
+from citator.stance.brief.evidence import Span, highlight_key, matched_terms, passage_spans, term_keys
+from citator.stance.brief.kind import wrong_kind
 from citator.stance.brief.label import document_label
-from citator.stance.brief.records import Brief, Evidence, Hit, MemoryReason, SignalScore
+from citator.stance.brief.records import Brief, Citing, Evidence, Hit, MemoryReason, SignalScore
 from citator.data.citations import CitationResolver, base_doc_id, parse_citation
 from citator.data.arguments import flag, optional_text, path_argument, whole_number
 from citator.data.atomic import command_inputs
@@ -38,11 +39,13 @@ from citator.stance.retrieve.current import Current
 from citator.stance.retrieve.update import Change, given
 from citator.stance.shards.search import open_searcher
 from citator.stance.shards.update import update
+from citator.stance.treat import flag as treatment_flag
 
 # A proposition is read whole or refused: never longer than what the search reads of one query.
 MAX_PROPOSITION_CHARS = MAX_QUERY_CHARS
 MAX_K = 100
 PAIR = ("supported", "refuted")
+_SEVERITY = {"red": 0, "yellow": 1, None: 2}
 
 
 class StanceIndex:
@@ -60,7 +63,7 @@ class StanceIndex:
         self.positions = searcher.positions
         config = searcher.config
         self.spec = PassageSpec(config.passage_words, config.passage_overlap)
-        self._key = searcher.term_key()
+        self._key = highlight_key(searcher.term_key())  # marks skip stopwords a reader need not see marked
         self._resolver: CitationResolver | None = None
         # An index of statute sections (most doc ids are NRS or D.C. Code citations as printed, "NRS 432B.220"): a
         # page then shows one column of sections, stance aside.
@@ -139,6 +142,11 @@ class StanceIndex:
             self._resolver = CitationResolver(self.searcher.doc_ids)
         return self._resolver.resolve(text).doc_ids
 
+    def mismatch(self, text: str) -> str | None:
+        """One sentence when `text` is an exact citation of a kind this index does not hold (a statute typed into
+        a case index, a reporter citation into a statute index), else None (stance/brief/kind.py)."""
+        return wrong_kind(_text(text, "text"), self.statutes)
+
     @property
     def trained(self) -> bool:
         """Whether the index holds a trained proposition memory (it then gives memory reasons)."""
@@ -212,7 +220,16 @@ class StanceIndex:
         signals = tuple(SignalScore(name, score, ranks[name]) for name, score in e.signals.items())
         memory = None if e.reasons is None else tuple(
             MemoryReason(entry.proposition_id, entry.text, entry.stance, similarity) for entry, similarity in e.reasons)
-        return Hit(rank, scored.doc_id, doc.title, document_label(doc), scored.score, evidence, signals, memory)
+        return Hit(rank, scored.doc_id, doc.title, document_label(doc), scored.score, evidence, signals, memory,
+                   *self.treatment(scored.doc_id))
+
+    def treatment(self, doc_id: str) -> tuple[str | None, tuple[Citing, ...]]:
+        """A document's flag and what later decisions of the index say of it (red first, then yellow, then the
+        rest), as its hits carry them: shown, never ranked by."""
+        rows = sorted(self.searcher.treatments.of(doc_id), key=lambda r: _SEVERITY[treatment_flag(r.treatment)])
+        return self.searcher.treatments.flag(doc_id), tuple(
+            Citing(r.citing_doc_id, self.document(r.citing_doc_id).title, r.treatment, r.passage,
+                   treatment_flag(r.treatment)) for r in rows)
 
     def _keys(self, text: str) -> set[str]:
         return term_keys(text, self._key)

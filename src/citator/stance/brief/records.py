@@ -63,9 +63,39 @@ class MemoryReason:
     similarity: float
 
 
+# What a flag says of a hit, in words (docs/treatments.md): red, no longer good law; yellow, limited or questioned.
+FLAG_WORDS = {"red": "no longer good law", "yellow": "limited or questioned"}
+# A treatment seen from the cited side: "Austin ... overruled by Citizens United".
+TREATED = {"overrules": "overruled", "abrogates": "abrogated", "limits": "limited", "questions": "questioned",
+           "follows": "followed", "distinguishes": "distinguished"}
+
+
+@dataclass(frozen=True)
+class Citing:
+    """A later decision of the index that treats the hit ("cited by"): how, and the passage that says so (the
+    reason for a flag). `flag`: what this treatment alone flags ("red", "yellow" or None)."""
+
+    doc_id: str
+    title: str
+    treatment: str
+    passage: str
+    flag: str | None
+
+    @property
+    def treated(self) -> str:
+        """The treatment as the cited case undergoes it ("overruled")."""
+        return TREATED.get(self.treatment, self.treatment)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"doc_id": self.doc_id, "title": self.title, "treatment": self.treatment, "flag": self.flag,
+                "passage": self.passage}
+
+
 @dataclass(frozen=True)
 class Hit:
-    """One ranked document: `score` is the fused score search ranks by; `memory` is None without trained memory."""
+    """One ranked document: `score` is the fused score search ranks by; `memory` is None without trained memory.
+    `flag`: the index's treatment flag of the document (red, yellow or None), shown and never ranked by; `cited_by`:
+    the later decisions that treat it, the reasons for its flag among them."""
 
     rank: int
     doc_id: str
@@ -75,6 +105,13 @@ class Hit:
     evidence: Evidence
     signals: tuple[SignalScore, ...]
     memory: tuple[MemoryReason, ...] | None
+    flag: str | None = None
+    cited_by: tuple[Citing, ...] = ()
+
+    @property
+    def reasons(self) -> tuple[Citing, ...]:
+        """The treatments that give the hit its flag (the overruling decision and its passage, for a red one)."""
+        return tuple(c for c in self.cited_by if c.flag == self.flag) if self.flag else ()
 
     def to_json(self) -> dict[str, Any]:
         ev = self.evidence
@@ -87,6 +124,7 @@ class Hit:
             "memory": None if self.memory is None else [
                 {"proposition_id": m.proposition_id, "text": m.text, "stance": m.stance, "similarity": m.similarity}
                 for m in self.memory],
+            "flag": self.flag, "cited_by": [c.to_json() for c in self.cited_by],
         }
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from citator.data.escape import json_line, markdown_text
 from citator.errors import one_line
 from citator.stance.brief.evidence import Span, split_marked
-from citator.stance.brief.records import Brief, Hit
+from citator.stance.brief.records import FLAG_WORDS, Brief, Hit
 
 FORMATS = ("table", "markdown", "json")
 # Words of the evidence passage a table or Markdown row shows (the window with the most matched terms).
@@ -71,6 +71,21 @@ def _memory(hit: Hit) -> list[str]:
     return [f"{m.stance} by \"{m.text}\" ({m.proposition_id}, similarity {m.similarity:.2f})" for m in hit.memory]
 
 
+def caution(hit: Hit) -> str | None:
+    """A flagged hit's warning in words, with its reasons: 'RED FLAG: no longer good law: overruled by Citizens
+    United v. Federal Election Commission (2008.08-205): "..."' (None for a hit with no flag)."""
+    if hit.flag is None:
+        return None
+    reasons = "; ".join(f'{c.treated} by {c.title} ({c.doc_id}): "{c.passage}"' if c.passage
+                        else f"{c.treated} by {c.title} ({c.doc_id})" for c in hit.reasons)
+    return f"{hit.flag.upper()} FLAG: {FLAG_WORDS[hit.flag]}" + (f": {reasons}" if reasons else "")
+
+
+def _cited_by(hit: Hit) -> list[str]:
+    """The treatments of the hit besides its flag's reasons ("cited by")."""
+    return [f"{c.treated} by {c.title} ({c.doc_id})" for c in hit.cited_by if c not in hit.reasons]
+
+
 def _plain(text: str) -> str:
     """One terminal line: runs of white space one space, anything else unprintable escaped (errors.one_line)."""
     return one_line(" ".join(text.split()))
@@ -89,11 +104,16 @@ def table(brief: Brief) -> str:
         for hit in hits:
             header = f"{hit.title} | {hit.label} | {hit.doc_id}"
             lines.append(f"{hit.rank:>3}. {_plain(header)}")
+            warning = caution(hit)
+            if warning:
+                lines.append(wrap(warning, "     "))
             lines.append(wrap(f"passage {hit.evidence.passage + 1} ({hit.evidence.signal} {hit.evidence.score:.3f}): "
                               + _evidence(hit, "*", "*"), "     "))
             lines.append(wrap("signals: " + _signals(hit), "     "))
             for reason in _memory(hit):
                 lines.append(wrap("memory: " + reason, "     "))
+            for treated in _cited_by(hit):
+                lines.append(wrap("cited by: " + treated, "     "))
         lines.append("")
     return "\n".join(lines)
 
@@ -112,8 +132,11 @@ def markdown(brief: Brief) -> str:
             # show the escapes themselves).
             authority = (f"**{markdown_text(hit.title)}**<br>{markdown_text(hit.label)}<br>"
                          f"<code>{markdown_text(hit.doc_id)}</code>")
+            warning = caution(hit)
+            if warning:
+                authority += f"<br>**{markdown_text(warning)}**"
             why = "<br>".join(markdown_text(line) for line in ["signals: " + _signals(hit)]
-                              + ["memory: " + r for r in _memory(hit)])
+                              + ["memory: " + r for r in _memory(hit)] + ["cited by: " + c for c in _cited_by(hit)])
             evidence = _evidence(hit, "**", "**", markdown_text)
             out.append(f"| {hit.rank} | {authority} | {evidence} | {why} |")
         out.append("")

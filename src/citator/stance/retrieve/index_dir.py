@@ -45,6 +45,8 @@ from citator.stance.retrieve.layout import (
 from citator.stance.retrieve.learned import CorpusSlice, LearnedParts, Links
 from citator.stance.retrieve.model import BaseEncoder, StanceModel
 from citator.stance.retrieve.passage_store import Passages, passage_rules
+from citator.stance.retrieve.treatments import user_rows, write_treatments
+from citator.stance.treat import Treatment
 
 if TYPE_CHECKING:
     from citator.stance.retrieve.memory import PropositionMemory
@@ -79,6 +81,7 @@ class BuildOptions:
     encoder is refused, or skipped with a warning when `artifacts_optional` (it was picked up by default rather than
     asked for). `passages`: base passages already computed for this corpus and encoder, reused. `keep_tokens`:
     store the documents' token states for late interaction (default: when the model's ranker reads them).
+    `treatments`: a user's own treatment rows (a JSONL file, docs/treatments.md) laid over the extracted table.
     """
 
     encoder_path: Path | None = None
@@ -89,6 +92,7 @@ class BuildOptions:
     keep_tokens: bool | None = None
     min_docs: int = MIN_DOCS
     progress: bool = True
+    treatments: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,8 @@ class BuildRequest:
     sha256, the base encoder, the retrieval settings, the trained model (None: none, or skipped as made for
     another encoder), the base passages to reuse, and whether the documents' token states are kept. `earlier`: the
     generation an update replaces (stance/retrieve/update.py): what it holds that no document decides (the model's
-    parts it copied in, the query graphs, its provenance) is copied from it rather than made again."""
+    parts it copied in, the query graphs, its provenance) is copied from it rather than made again.
+    `treatments`: a user's own treatment rows, checked against the corpus, merged into the index's table."""
 
     docs: Sequence[Document]
     corpus_sha256: str
@@ -109,6 +114,7 @@ class BuildRequest:
     part: ShardPart | None = None
     progress: bool = True
     earlier: IndexFolder | None = None
+    treatments: tuple[Treatment, ...] = ()
 
     @property
     def corpus(self) -> CorpusSlice:
@@ -149,6 +155,9 @@ def prepare_build(corpus_path: Path, index_dir: Path, options: BuildOptions, rea
     if read_docs:
         docs = read_corpus(corpus_path, lenient=True)
         check_enough(corpus_path, len(docs), options.min_docs)
+    # A user's rows are checked before any work (one line naming file, line and field); a build that reads the
+    # corpus in blocks checks them once it has the corpus's ids (stance/shards/build.py).
+    user = user_rows(options.treatments, [d.doc_id for d in docs]) if read_docs else ()
     try:
         corpus_sha256 = sha256_file(corpus_path)
     except OSError as exc:  # read in blocks on Ray, the corpus is first opened here
@@ -169,7 +178,7 @@ def prepare_build(corpus_path: Path, index_dir: Path, options: BuildOptions, rea
         raise IndexDirError(f"config weights use {missing}, which need trained artifacts (--artifacts)")
     keep = options.keep_tokens if options.keep_tokens is not None else ranker_reads_tokens(artifacts)
     request = BuildRequest(docs, corpus_sha256, base, config, artifacts, options.passages, keep,
-                           progress=options.progress)
+                           progress=options.progress, treatments=user)
     return request, encoder
 
 
@@ -242,6 +251,8 @@ def write_data(data_dir: Path, request: BuildRequest, encoder: Encoder | None) -
         _add_model(data_dir, request, parts, vectors, starts)
     (data_dir / DOC_IDS).write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
     write_documents(data_dir, docs)  # titles and texts, for briefs that show the passage that scored
+    if part is None:  # a sharded index keeps the corpus's table beside its shards (stance/shards/build.py)
+        write_treatments(data_dir, docs, request.treatments, request.progress)
     if part is None or part.start == 0:  # of a sharded index, the first shard's graphs encode every query
         export_query_graphs(data_dir, request)
     return len(passages)

@@ -11,11 +11,12 @@ the manifest first, so this module stays light (no numpy, no models).
       service/                       the search server's socket, pid, ready file and log
       build-XXXX/                    the data folder of a build or update (the manifest names the current one and,
                                      after an update, the one before it, kept for readers still holding it)
-        doc_ids.json  passage_starts.npy  dense.npy  documents.jsonl  documents_offsets.npy
+        doc_ids.json  passage_starts.npy  dense.npy  documents.jsonl  documents_offsets.npy  treatments.jsonl
         lexical_doc/  lexical_passage/  query_graphs/{base,finetuned}.onnx
         with a trained model: finetuned_encoder/  memory/  memory_links.npy  lexical_expanded/
                               doc_embedding.npy  ranker.json  late_tokens.npy  late_scales.npy  late_offsets.npy
-        of a sharded index, only: doc_ids.json and stance/shards/NNN/, each an index directory of its own
+        of a sharded index, only: doc_ids.json, treatments.jsonl and stance/shards/NNN/, each an index directory
+        of its own
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ PASSAGE_STARTS = "passage_starts.npy"
 DENSE = "dense.npy"
 LEXICAL_DOC, LEXICAL_PASSAGE, LEXICAL_EXPANDED = "lexical_doc", "lexical_passage", "lexical_expanded"
 DOCUMENTS, DOCUMENT_OFFSETS = "documents.jsonl", "documents_offsets.npy"  # the corpus copy briefs read
+# The corpus's treatment table (stance/retrieve/treatments.py): in one index's data folder, and in a sharded index's
+# beside its shards (a shard has none: a decision treats cases in other shards).
+TREATMENTS = "treatments.jsonl"
 QUERY_GRAPHS = "query_graphs"  # ONNX query encoders: base.onnx and, with a trained model, finetuned.onnx
 # What a trained model adds: its parts copied in, and what they give over this corpus.
 FINETUNED_ENCODER = "finetuned_encoder"  # the model's fine-tuned query encoder (the server runs it in torch)
@@ -284,8 +288,9 @@ def _parsed(obj: Any, path: Path) -> Manifest:
 def _required(manifest: Manifest) -> tuple[list[str], list[str]]:
     """The files and folders the data folder must hold: of a sharded index, its ids and its shards' manifests."""
     if manifest.shards:
-        return [DOC_IDS, *(shard_manifest(ref.name) for ref in manifest.shards)], []
-    files = [DOC_IDS, PASSAGE_STARTS, DENSE, DOCUMENTS, DOCUMENT_OFFSETS]
+        return [DOC_IDS, TREATMENTS, *(shard_manifest(ref.name) for ref in manifest.shards)], []
+    files = [DOC_IDS, PASSAGE_STARTS, DENSE, DOCUMENTS, DOCUMENT_OFFSETS]  # TREATMENTS: not a shard's; its reader
+    # (stance/retrieve/treatments.py) requires it of an index opened on its own
     folders = [LEXICAL_DOC, LEXICAL_PASSAGE]
     if manifest.trained:
         files.append(MEMORY_LINKS)

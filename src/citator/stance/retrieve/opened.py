@@ -16,6 +16,7 @@ from citator.data.records import Document, Query, ResultLine
 from citator.stance.retrieve.config import RetrievalConfig
 from citator.stance.retrieve.explain import Explained
 from citator.stance.retrieve.layout import Manifest
+from citator.stance.treat import TreatmentTable
 
 
 class Searcher(Protocol):
@@ -26,6 +27,7 @@ class Searcher(Protocol):
     manifest: Manifest
     config: RetrievalConfig
     doc_ids: list[str]
+    treatments: TreatmentTable  # the corpus's treatment table, checked as the index opened; never ranked by
 
     @property
     def positions(self) -> dict[str, int]:

@@ -33,6 +33,8 @@ from citator.stance.retrieve.layout import (
 )
 from citator.stance.retrieve.learned import LearnedParts, reads_encoder
 from citator.stance.retrieve.ranker import Ranker, doc_years, load_ranker
+from citator.stance.retrieve.treatments import load_treatments
+from citator.stance.treat import TreatmentTable
 
 # A signal maps a batch of queries to a (n_queries, n_docs) score matrix.
 Signal = Callable[[Sequence[Query]], np.ndarray]
@@ -156,6 +158,10 @@ class StanceSearcher:
                 self.ranker = load_ranker(path(RANKER))
             if TokenStore.present(self.folder.data):
                 self.late_store = _checked_tokens(self.folder.data, n_docs)
+        # The corpus's treatment table, shown with hits and never ranked by; a shard has none (its sharded index
+        # holds the corpus's), and a shard is the one searcher opened without encoders.
+        self.treatments = (load_treatments(self.folder, self.positions, self.documents.get) if encoders
+                           else TreatmentTable(()))
         self.check_unchanged()
 
     def check_unchanged(self) -> None:

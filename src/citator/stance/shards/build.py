@@ -40,9 +40,10 @@ from citator.stance.retrieve.index_dir import (
 )
 from citator.stance.retrieve.index_files import file_entry
 from citator.stance.retrieve.layout import (
-    DOC_IDS, Generation, Manifest, ShardRef, read_manifest, shard_manifest, shard_name,
+    DOC_IDS, TREATMENTS, Generation, Manifest, ShardRef, read_manifest, shard_manifest, shard_name,
 )
 from citator.stance.retrieve.passage_store import Passages
+from citator.stance.retrieve.treatments import user_rows, write_treatments
 from citator.stance.retrieve.learned import CorpusSlice, corpus_links
 from citator.stance.shards.read import documents, read_corpus_blocks
 from citator.stance.shards.search import check_shardable
@@ -127,6 +128,7 @@ def build_sharded(corpus_path: Path, index_dir: Path, sharding: Sharding,
         read = read_corpus_blocks(Path(corpus_path).absolute())
         ids, titles, parts = read.ids, read.titles, read
         check_enough(corpus_path, len(ids))
+        request = replace(request, treatments=user_rows(options.treatments, ids))
         _say(request.progress, f"{len(ids)} documents read in blocks by Ray Data", began)
     shards = sharding.shards
     if isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= len(ids):
@@ -172,9 +174,13 @@ def write_sharded(where: Path, request: BuildRequest, encoder: Encoder | None, s
                 raise IndexDirError(f"{tmp / ref.name}: the shard's builder wrote {shard.n_docs} documents, "
                                     f"not {ref.n_docs}; the build is abandoned")
         (tmp / DOC_IDS).write_text(json.dumps(ids), encoding="utf-8")
-        # The manifest records the files of its own: the corpus's ids and each shard's manifest, which records (and
-        # has checked when its shard is loaded) every file of its shard.
-        own = {name: file_entry(tmp / name) for name in [DOC_IDS, *(shard_manifest(ref.name) for ref in refs)]}
+        # The corpus's table, of every document (shards have none): on Ray, of the documents Ray Data read.
+        every = request.docs if cut.blocks is None else [d for part in parts for d in documents(part)]
+        write_treatments(tmp, every, request.treatments, request.progress)
+        # The manifest records the files of its own: the corpus's ids, its treatment table and each shard's
+        # manifest, which records (and has checked when its shard is loaded) every file of its shard.
+        own = {name: file_entry(tmp / name)
+               for name in [DOC_IDS, TREATMENTS, *(shard_manifest(ref.name) for ref in refs)]}
         manifest = layout.manifest(request.provenance(), tmp.name, (len(ids), sum(passages)), own, refs,
                                    generation=generation)
         switch_to(where, tmp, manifest)
@@ -190,7 +196,7 @@ def _build_shards(pool: LocalPool | RayPool, tmp: Path, request: BuildRequest, p
     # On Ray, put once in the object store: every call reads the same copies.
     ids, titles = _shared((cut.ids, cut.titles)) if isinstance(pool, RayPool) else (cut.ids, cut.titles)
     # The builders take the request whole, without the coordinator's documents: each has its shard's.
-    sent = replace(request, docs=[], passages=None)
+    sent = replace(request, docs=[], passages=None, treatments=())
     counts = pool.run([(s % n_workers, "count", (s, parts[s], sent, starts[s], ids, titles)) for s in range(shards)])
     stats = {name: CorpusStats.total(c[name] for c in counts) for name in counts[0]}
     _say(request.progress, f"{shards} shards tokenized by {n_workers} builder{'s' * (n_workers > 1)}; corpus "

@@ -34,6 +34,7 @@ from citator.stance.retrieve.layout import (
     DOC_IDS, FINETUNED_ENCODER, RANKER, IndexFolder, Manifest, open_folder, shard_manifest,
 )
 from citator.stance.retrieve.learned import reads_encoder
+from citator.stance.retrieve.treatments import load_treatments
 from citator.stance.retrieve.opened import Searcher
 from citator.stance.retrieve.ranker import (
     CandidateValues,
@@ -204,6 +205,8 @@ class ShardedSearcher:
         if self.manifest.trained and (self.late or reads_encoder(self.names)):
             self.ft_encoder = query_encoder(self._first, self._first.path(FINETUNED_ENCODER), "finetuned", cold)
         self.ranker = load_ranker(self._first.path(RANKER)) if self.learned else None
+        # The corpus's treatment table, beside the shards (each row's passage read from the shard holding it).
+        self.treatments = load_treatments(self.folder, self.positions, self.document)
         self.check_unchanged()
 
     def _check_shards(self, described: Sequence[dict[str, Any]]) -> None:

@@ -8,6 +8,7 @@ encoded, and each shard is handed its documents' passages.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from citator.data.atomic import replacing
@@ -18,6 +19,7 @@ from citator.stance.retrieve.update import (
     Change, Stored, base_encoder, carried_passages, check, next_generation, read_ids, resulting, say,
     update_request,
 )
+from citator.stance.retrieve.treatments import kept_user_rows
 from citator.stance.shards.build import Cut, Sharding, shard_starts, write_sharded
 from citator.stance.shards.workers import connect
 
@@ -41,7 +43,8 @@ def update(index_dir: str | Path, change: Change, progress: bool = True, ray: st
                                   encoder, progress)
         say(progress, f"{sum(s < 0 for s in sources)} documents encoded; writing generation "
                       f"{folder.manifest.generation.number + 1}")
-        request = update_request(first, docs, result.passages, progress)
+        request = replace(update_request(first, docs, result.passages, progress),
+                          treatments=kept_user_rows(folder, [d.doc_id for d in docs]))
         generation = next_generation(folder.manifest, counts)
         if not folder.manifest.shards:
             return build_into(where, request, encoder, generation)

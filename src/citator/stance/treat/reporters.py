@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from eyecite import get_citations
-from eyecite.models import FullCaseCitation
+if TYPE_CHECKING:  # eyecite takes 1.4 s to load: only when citations are read, not when an index opens its table
+    from eyecite.models import FullCaseCitation
 
 Key = tuple[str, str, str]
 
@@ -39,6 +40,9 @@ def _key(citation: FullCaseCitation) -> Key | None:
 
 def citations_in(text: str) -> list[CitationHit]:
     """The full case citations of `text` with a volume, reporter and page, in text order."""
+    from eyecite import get_citations
+    from eyecite.models import FullCaseCitation
+
     out = []
     for found in get_citations(text):
         if isinstance(found, FullCaseCitation):
