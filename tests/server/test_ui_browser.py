@@ -179,10 +179,10 @@ def test_a_person_reads_a_flag_pages_on_and_downloads_the_brief_by_keyboard(flag
             page.keyboard.type(TEXT)
             page.keyboard.press("Enter")
             page.wait_for_url("**/?q=*")
-            flag = page.locator("section#supported .flag-red").first
+            flag = page.locator("section#relevant .flag-red").first
             assert "Red flag: no longer good law" in flag.inner_text()
             assert FLAG_PASSAGE in flag.inner_text() and HOSTILE_TITLE in flag.inner_text()
-            cited = page.locator("section#supported details.cited-by").first
+            cited = page.locator("section#relevant details.cited-by").first
             cited.locator("summary").focus()
             page.keyboard.press("Enter")
             assert "Overruled by" in cited.inner_text()
@@ -205,7 +205,7 @@ def test_a_person_reads_a_flag_pages_on_and_downloads_the_brief_by_keyboard(flag
             more.focus()
             page.keyboard.press("Enter")
             page.wait_for_url("**k=10*")
-            assert page.locator("section#supported li.hit").count() == 10
+            assert page.locator("section#relevant li.hit").count() == 10
             page.keyboard.press("Tab")  # the address's target, the sixth hit, is where Tab goes on from
             assert page.evaluate("document.activeElement.closest('li.hit') !== null")
             assert _serious(page) == []

@@ -28,8 +28,8 @@ def client(flag_index: Path) -> TestClient:
 
 
 def _hit_html(html: str, doc_id: str) -> str:
-    """The card of the hit `doc_id` in the supported column."""
-    column = html.split('id="supported"', 1)[1].split("</section>", 1)[0]
+    """The card of the hit `doc_id` in the brief's one list (the flag index is untrained: its stance is not ranked)."""
+    column = html.split('id="relevant"', 1)[1].split("</section>", 1)[0]
     cards = column.split('<li class="hit">')[1:]
     return next(c for c in cards if f'href="/document?id={doc_id}' in unescape(c).replace("%2F", "/"))
 
@@ -62,9 +62,9 @@ def test_a_yellow_flag_and_no_flag(client: TestClient, flag_index: Path) -> None
 def test_more_asks_for_k_more_and_the_url_keeps_it(client: TestClient) -> None:
     html = client.get("/?" + urlencode({"q": TEXT})).text
     more = unescape(re.search(r'<p class="more"><a href="([^"]+)"', html)[1])
-    assert more == "/?" + urlencode({"q": TEXT, "k": 10}) + "#supported-hit-6"
+    assert more == "/?" + urlencode({"q": TEXT, "k": 10}) + "#relevant-hit-6"
     page = client.get(more.split("#")[0]).text
-    assert page.count('id="supported-hit-') == 10 and 'id="supported-hit-6"' in page
+    assert page.count('id="relevant-hit-') == 10 and 'id="relevant-hit-6"' in page
     # The last page: k reached the corpus's size or the limit, no more link.
     assert 'class="more"' not in client.get("/?" + urlencode({"q": TEXT, "k": 100})).text
 
@@ -80,7 +80,7 @@ def test_export_downloads_what_citator_brief_prints(client: TestClient, flag_ind
         assert answer.status_code == 200 and answer.text == render(brief, fmt) + "\n"
         assert answer.headers["content-disposition"] == f'attachment; filename="citator-brief.{suffix}"'
     data = json.loads(client.get("/export?" + urlencode({"q": TEXT, "format": "json"})).text)
-    flagged = next(h for h in data["supported"] if h["doc_id"] == FLAG_CITED)
+    flagged = next(h for h in data["relevant"] if h["doc_id"] == FLAG_CITED)
     assert flagged["flag"] == "red" and flagged["cited_by"][0]["passage"] == FLAG_PASSAGE
     assert client.get("/export?" + urlencode({"q": TEXT, "format": "html"})).status_code == 404
     assert client.get("/export?" + urlencode({"q": " ", "format": "json"})).status_code == 400
@@ -90,11 +90,11 @@ def test_no_good_match_is_said_only_when_the_best_match_is_weak(client: TestClie
     index = StanceIndex.open(flag_index)
     weak_text = "Quantum chromodynamics predicts the mass of the proton from quarks and gluons."
     brief = index.brief(weak_text, k=5)
-    best = best_match((*brief.supported, *brief.refuted))
+    best = best_match([h for _, _, column in brief.columns() for h in column])
     assert best is not None and best < THRESHOLD
     assert "No good match." in client.get("/?" + urlencode({"q": weak_text})).text
     strong = index.brief(TEXT, k=5)
-    assert best_match((*strong.supported, *strong.refuted)) >= THRESHOLD  # type: ignore[operator]
+    assert best_match([h for _, _, column in strong.columns() for h in column]) >= THRESHOLD  # type: ignore[operator]
     assert "No good match." not in client.get("/?" + urlencode({"q": TEXT})).text
 
 

@@ -73,7 +73,7 @@ def test_a_build_stores_the_table_and_a_hit_shows_its_red_flag_with_the_reason(f
     assert acevedo.flag is None and acevedo.cited_by == ()
     # Every form says it: JSON carries the flag and the reason, the table and Markdown the words.
     brief = index.brief(PROPOSITION, k=12)
-    as_json = next(h for h in json.loads(render(brief, "json"))["supported"] if h["doc_id"] == SANDERS)
+    as_json = next(h for h in json.loads(render(brief, "json"))["relevant"] if h["doc_id"] == SANDERS)
     assert as_json["flag"] == "red" and as_json["cited_by"][0]["passage"] == OVERRULING
     assert "RED FLAG: no longer good law: overruled by California v. Acevedo" in render(brief, "table")
     assert "**RED FLAG: no longer good law: overruled by California v. Acevedo" in render(brief, "markdown")

@@ -41,10 +41,17 @@ def _check_as_rebuilt(index_dir: Path, model: Model, reference: Path) -> None:
     a, b = StanceIndex(updated), StanceIndex(rebuilt)
     for text in PROPOSITIONS:
         got, want = a.brief(text, 5), b.brief(text, 5)
-        for stance in ("supported", "refuted"):
-            assert [(h.doc_id, h.evidence.passage) for h in got.column(stance)] == \
-                   [(h.doc_id, h.evidence.passage) for h in want.column(stance)]
-            assert all(abs(h.score - w.score) <= 1e-5 for h, w in zip(got.column(stance), want.column(stance)))
+        assert [c[:2] for c in got.columns()] == [c[:2] for c in want.columns()]
+        for (_, _, mine), (_, _, theirs) in zip(got.columns(), want.columns()):
+            assert [(h.doc_id, h.evidence.passage, h.flag, h.cited_by) for h in mine] == \
+                   [(h.doc_id, h.evidence.passage, h.flag, h.cited_by) for h in theirs]
+            assert all(abs(h.score - w.score) <= 1e-5 for h, w in zip(mine, theirs))
+    # The treatment table too: the rows the resulting corpus's own text gives, as a rebuild extracts them.
+    assert _rows(updated) == _rows(rebuilt)
+
+
+def _rows(searcher) -> list[tuple[str, ...]]:  # type: ignore[no-untyped-def]
+    return sorted((r.citing_doc_id, r.cited_doc_id, r.treatment, r.passage) for r in searcher.treatments.rows)
 
 
 @pytest.mark.slow
@@ -122,3 +129,24 @@ def test_a_removal_encodes_nothing_and_keeps_every_other_vector(small_index: Pat
     assert np.array_equal(np.load(after.path(DENSE)), vectors[kept])
     assert manifest.generation.removed == 1 and manifest.n_docs == len(ids) - 1
     assert json.loads(after.path(DOC_IDS).read_text()) == ids[:3] + ids[4:]
+
+
+def test_an_update_keeps_the_users_treatment_rows_whose_documents_remain(tmp_path: Path) -> None:
+    docs = sample_docs()
+    corpus = write_corpus(tmp_path / "start.jsonl", docs[:20])
+    citing, cited, other = (d.doc_id for d in docs[:3])
+    rows = tmp_path / "treatments.jsonl"
+    rows.write_text(json.dumps({"citing_doc_id": citing, "cited_doc_id": cited, "treatment": "overrules",
+                                "passage": "We overrule it today."}) + "\n"
+                    + json.dumps({"citing_doc_id": other, "cited_doc_id": cited, "treatment": "questions"}) + "\n")
+    build_index(corpus, tmp_path / "index", BuildOptions(treatments=rows, progress=False))
+    index = StanceIndex.open(tmp_path / "index")
+    assert index.treatment(cited)[0] == "red"
+    index.add([docs[20]])  # a user's rows are no text of the corpus: the update carries them
+    flag, citing_rows = index.treatment(cited)
+    assert flag == "red" and {(c.doc_id, c.treatment) for c in citing_rows} >= {(citing, "overrules"),
+                                                                                (other, "questions")}
+    index.remove([citing])  # a row whose citing decision left goes with it
+    flag, citing_rows = index.treatment(cited)
+    assert flag == "yellow" and (other, "questions") in {(c.doc_id, c.treatment) for c in citing_rows}
+    assert citing not in {c.doc_id for c in citing_rows}
