@@ -199,3 +199,28 @@ def test_a_bad_line_read_by_a_ray_task_is_one_line_naming_it(cluster: str, small
     if damage == "duplicate":
         assert "first on line 3" in message
     assert not (tmp_path / "index" / "manifest.json").exists()
+
+
+def test_updates_with_builders_on_ray_answer_as_a_rebuild(cluster: str, tmp_path: Path) -> None:
+    """A sharded index updated by Ray builders (stance/shards/update.py) answers as a build of the resulting
+    corpus, each document in the shard the sharding rule puts it in."""
+    from fixtures.updates import Model, sample_docs, sample_queries, write_corpus
+
+    from citator.stance.retrieve.update import given
+    from citator.stance.shards.search import open_searcher
+    from citator.stance.shards.update import update
+
+    docs = sample_docs()
+    model = Model(docs[:30], docs[30:80], seed=3)
+    index_dir, reference = tmp_path / "index", tmp_path / "rebuilt"
+    build_sharded(write_corpus(tmp_path / "start.jsonl", model.docs), index_dir, Sharding(3),
+                  BuildOptions(progress=False))
+    for _ in range(5):
+        kind, items = model.next_change()
+        update(index_dir, given(add=items) if kind == "add" else given(remove=items), progress=False, ray=cluster)
+    build_sharded(write_corpus(tmp_path / "final.jsonl", model.docs), reference, Sharding(3),
+                  BuildOptions(progress=False))
+    assert [ref.n_docs for ref in read_manifest(index_dir).shards] == [ref.n_docs for ref in
+                                                                      read_manifest(reference).shards]
+    queries = sample_queries(30)
+    assert_same_answers(open_searcher(index_dir).search(queries, 10), open_searcher(reference).search(queries, 10))

@@ -386,11 +386,13 @@ def fresh_build(index_dir: Path, keep: str | None = None) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     for stale in index_dir.glob(f"{BUILD_PREFIX}*"):
-        # Only folders a build made: one a build left unfinished (BUILD_MARK) or the one the manifest named:
+        # Only folders a build made: one a build left unfinished (BUILD_MARK) or one the manifest named (its data
+        # folder, and an update's previous generation, kept until the update after):
         # a user's own `build-personal` beside the index is not citator's to remove, nor a folder holding a file
         # or folder this command reads (a corpus given from an earlier build's copy).
         ours = (stale / BUILD_MARK).is_file() or stale.name in earlier
-        if stale != tmp and stale.name != keep and stale.is_dir() and not stale.is_symlink() and ours and not holds_command_input(stale):
+        mine = stale != tmp and stale.name != keep and stale.is_dir() and not stale.is_symlink() and ours
+        if mine and not holds_command_input(stale):
             shutil.rmtree(stale, ignore_errors=True)
 
 

@@ -6,7 +6,7 @@ built from; its fingerprint is what a search server must echo (stance/retrieve/s
 the manifest first, so this module stays light (no numpy, no models).
 
     INDEX_DIR/
-      manifest.json                  the current generation: its data folder, what it was built from, every file's digest
+      manifest.json                  the current generation: its data folder, what it is built from, each file's digest
       .build.lock                    held by the build or update that is running
       service/                       the search server's socket, pid, ready file and log
       build-XXXX/                    the data folder of a build or update (the manifest names the current one and,

@@ -37,7 +37,9 @@ from citator.stance.retrieve.documents import DocumentStore
 from citator.stance.retrieve.index_dir import MIN_DOCS, BuildRequest, build_into, build_lock
 from citator.stance.retrieve.index_files import REBUILD, load_array, load_doc_ids, verify_digests
 from citator.stance.retrieve.late_interaction import TokenStore
-from citator.stance.retrieve.layout import DENSE, DOC_IDS, PASSAGE_STARTS, Generation, IndexFolder, Manifest, open_folder
+from citator.stance.retrieve.layout import (
+    DENSE, DOC_IDS, PASSAGE_STARTS, Generation, IndexFolder, Manifest, open_folder,
+)
 from citator.stance.retrieve.model import BaseEncoder
 from citator.stance.retrieve.passage_store import Passages
 
