@@ -20,6 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "./build.sh sets it to artifacts/ beside itself when that holds a manifest; else none)")
     b.add_argument("--no-artifacts", action="store_true", help="build without artifacts, whatever $CITATOR_ARTIFACTS says")
     b.add_argument("--no-serve", action="store_true", help="do not start the search server")
+    b.add_argument("--metadata", type=Path, help="document metadata JSONL keyed by doc_id (citation, date, court, "
+                   "jurisdiction, url, any string or number key: docs/metadata.md), over the corpus's own")
     b.add_argument("--shards", type=COUNT, help="cut the index into this many shards, searched as one (docs/scale.md)")
     b.add_argument("--ray", metavar="ADDRESS", help="build the shards on a Ray cluster: 'local' (a new one on this "
                    "machine), 'auto' (the one this machine belongs to) or its address; needs citator[ray]")
@@ -33,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--output", required=True, type=Path, help="results JSONL to write (atomically)")
     s.add_argument("--top-k", type=COUNT, default=10, help="doc ids per query (default: %(default)s)")
     s.add_argument("--no-server", action="store_true", help="search in-process even if a server is running")
+    s.add_argument("--filter", action="append", default=[], metavar='"KEY OP VALUE"',
+                   help='only documents whose metadata meets it, e.g. "date>=1980-01-01" (OP: = != < <= > >=); '
+                   "repeat to AND several; applied before the top k (docs/metadata.md)")
     s.set_defaults(func=run_search)
 
     v = sub.add_parser("serve", help="hold an index in memory and answer searches over its Unix socket")
@@ -64,7 +69,7 @@ def run_build(args: argparse.Namespace) -> int:
 
         raise ConfigError("--ray and --workers build a sharded index: give --shards N")
     options = BuildOptions(encoder_path=args.model, config=config, artifacts=artifacts,
-                           artifacts_optional=args.artifacts is None)
+                           artifacts_optional=args.artifacts is None, metadata=args.metadata)
     sharding = Sharding(args.shards, args.ray, args.workers) if args.shards is not None else None
     manifest = build(args.corpus, args.index_dir, options, serve=not args.no_serve, sharding=sharding)
     print(
@@ -82,7 +87,8 @@ def run_search(args: argparse.Namespace) -> int:
     from citator.stance.workload import search_to_file
 
     start = time.monotonic()
-    how = search_to_file(args.index_dir, args.queries, args.output, args.top_k, use_server=not args.no_server)
+    how = search_to_file(args.index_dir, args.queries, args.output, args.top_k, use_server=not args.no_server,
+                         filters=args.filter)
     print(f"wrote {args.output} ({how}, {time.monotonic() - start:.2f} s)", file=sys.stderr)
     return 0
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
+
+from citator.data.metadata import Scalar
 
 from citator.stance.brief.evidence import Span
 
@@ -57,7 +60,9 @@ class MemoryReason:
 
 @dataclass(frozen=True)
 class Hit:
-    """One ranked document: `score` is the fused score search ranks by; `memory` is None without trained memory."""
+    """One ranked document: `score` is the fused score search ranks by; `memory` is None without trained memory.
+    `metadata`: the document's (docs/metadata.md), {} without; `citation`: its short citation ("California v.
+    Acevedo, 500 U.S. 565 (1991)"), None where the metadata has no reporter citation."""
 
     rank: int
     doc_id: str
@@ -67,6 +72,8 @@ class Hit:
     evidence: Evidence
     signals: tuple[SignalScore, ...]
     memory: tuple[MemoryReason, ...] | None
+    metadata: Mapping[str, Scalar] = field(default_factory=dict)
+    citation: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         ev = self.evidence
@@ -78,6 +85,7 @@ class Hit:
             "memory": None if self.memory is None else [
                 {"proposition_id": m.proposition_id, "text": m.text, "stance": m.stance, "similarity": m.similarity}
                 for m in self.memory],
+            "citation": self.citation, "metadata": dict(self.metadata),
         }
 
 

@@ -26,6 +26,7 @@ import numpy as np
 from citator.data import read_corpus, write_json_atomic
 from citator.data.atomic import check_output, exclusive_dir, holds_command_input, output_dir, owning
 from citator.data.hashing import sha256_file
+from citator.data.metadata import SideMetadata, read_side_metadata
 from citator.data.records import Document
 from citator.engines.dense import DenseIndex
 from citator.engines.lexical import CorpusStats, LexicalIndex, Tokenized
@@ -36,6 +37,7 @@ from citator.stance.retrieve import layout
 from citator.stance.retrieve.config import BASE_SIGNALS, RetrievalConfig
 from citator.stance.retrieve.documents import write_documents
 from citator.stance.retrieve.index_files import record_files
+from citator.stance.retrieve.metadata_table import write_metadata
 from citator.stance.retrieve.late_interaction import TokenStore, reads_late_interaction
 from citator.stance.retrieve.layout import (
     BUILD_LOCK, BUILD_MARK, BUILD_PREFIX, DENSE, DOC_IDS, FINETUNED_ENCODER, LEXICAL_DOC, LEXICAL_EXPANDED,
@@ -78,6 +80,7 @@ class BuildOptions:
     encoder is refused, or skipped with a warning when `artifacts_optional` (it was picked up by default rather than
     asked for). `passages`: base passages already computed for this corpus and encoder, reused. `keep_tokens`:
     store the documents' token states for late interaction (default: when the model's ranker reads them).
+    `metadata`: a side file of document metadata keyed by doc_id (docs/metadata.md).
     """
 
     encoder_path: Path | None = None
@@ -88,13 +91,15 @@ class BuildOptions:
     keep_tokens: bool | None = None
     min_docs: int = MIN_DOCS
     progress: bool = True
+    metadata: Path | None = None
 
 
 @dataclass(frozen=True)
 class BuildRequest:
     """A build's checked inputs: the documents (of the corpus, or of one shard with its `part`), the corpus's
     sha256, the base encoder, the retrieval settings, the trained model (None: none, or skipped as made for
-    another encoder), the base passages to reuse, and whether the documents' token states are kept."""
+    another encoder), the base passages to reuse, whether the documents' token states are kept, and the side file
+    of metadata merged over the documents' own as the index stores them."""
 
     docs: Sequence[Document]
     corpus_sha256: str
@@ -105,6 +110,7 @@ class BuildRequest:
     keep_tokens: bool
     part: ShardPart | None = None
     progress: bool = True
+    metadata: SideMetadata | None = None
 
     @property
     def corpus(self) -> CorpusSlice:
@@ -140,9 +146,12 @@ def prepare_build(corpus_path: Path, index_dir: Path, options: BuildOptions, rea
     with owning(index_dir):  # the manifest the build ends by replacing (a symlink, a directory)
         check_output(index_dir / MANIFEST)
     docs: list[Document] = []
+    side = None if options.metadata is None else read_side_metadata(options.metadata)
     if read_docs:
         docs = read_corpus(corpus_path, lenient=True)
         check_enough(corpus_path, len(docs), options.min_docs)
+        if side is not None:
+            side.check_known([d.doc_id for d in docs])
     try:
         corpus_sha256 = sha256_file(corpus_path)
     except OSError as exc:  # read in blocks on Ray, the corpus is first opened here
@@ -163,7 +172,7 @@ def prepare_build(corpus_path: Path, index_dir: Path, options: BuildOptions, rea
         raise IndexDirError(f"config weights use {missing}, which need trained artifacts (--artifacts)")
     keep = options.keep_tokens if options.keep_tokens is not None else ranker_reads_tokens(artifacts)
     request = BuildRequest(docs, corpus_sha256, base, config, artifacts, options.passages, keep,
-                           progress=options.progress)
+                           progress=options.progress, metadata=side)
     return request, encoder
 
 
@@ -231,7 +240,9 @@ def write_data(data_dir: Path, request: BuildRequest, encoder: Encoder) -> int:
     if request.artifacts is not None:
         _add_model(data_dir, request, request.artifacts, vectors, starts)
     (data_dir / DOC_IDS).write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
-    write_documents(data_dir, docs)  # titles and texts, for briefs that show the passage that scored
+    stored = docs if request.metadata is None else request.metadata.apply(docs)
+    write_documents(data_dir, stored)  # titles and texts, for briefs that show the passage that scored
+    write_metadata(data_dir, stored)
     if part is None or part.start == 0:  # of a sharded index, the first shard's graphs encode every query
         export_query_graphs(data_dir, request)
     return len(passages)

@@ -10,7 +10,7 @@ the manifest first, so this module stays light (no numpy, no models).
       .build.lock                    held by the build that is running
       service/                       the search server's socket, pid, ready file and log
       build-XXXX/                    the data folder of a build (the manifest names the current one)
-        doc_ids.json  passage_starts.npy  dense.npy  documents.jsonl  documents_offsets.npy
+        doc_ids.json  passage_starts.npy  dense.npy  documents.jsonl  documents_offsets.npy  document_metadata.json
         lexical_doc/  lexical_passage/  query_graphs/{base,finetuned}.onnx
         with a trained model: finetuned_encoder/  memory/  memory_links.npy  lexical_expanded/
                               doc_embedding.npy  ranker.json  late_tokens.npy  late_scales.npy  late_offsets.npy
@@ -53,6 +53,7 @@ PASSAGE_STARTS = "passage_starts.npy"
 DENSE = "dense.npy"
 LEXICAL_DOC, LEXICAL_PASSAGE, LEXICAL_EXPANDED = "lexical_doc", "lexical_passage", "lexical_expanded"
 DOCUMENTS, DOCUMENT_OFFSETS = "documents.jsonl", "documents_offsets.npy"  # the corpus copy briefs read
+METADATA = "document_metadata.json"  # each document's metadata in corpus order (docs/metadata.md), which filters read
 QUERY_GRAPHS = "query_graphs"  # ONNX query encoders: base.onnx and, with a trained model, finetuned.onnx
 # What a trained model adds: its parts copied in, and what they give over this corpus.
 FINETUNED_ENCODER = "finetuned_encoder"  # the model's fine-tuned query encoder (the server runs it in torch)
