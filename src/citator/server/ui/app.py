@@ -1,7 +1,9 @@
 """`citator ui`: a read-only page over one index — a proposition's supporting and refuting authority side by side.
 
-GET only, server-rendered HTML and one stylesheet: no script runs, every text is escaped by Jinja2's autoescape,
-and the query lives in the URL (`/?q=...`), so a brief can be shared by its address. Searches run one at a time on
+GET only, server-rendered HTML, one stylesheet and one script of the page's own (static/copy.js: the copy-citation
+buttons; nothing else depends on it): every text is escaped by Jinja2's autoescape, and the query and its
+metadata filters live in the URL (`/?q=...&from=1980-01-01&court=...&f=KEY OP VALUE`), so a brief can be shared by
+its address. Searches run one at a time on
 one long-lived worker thread, as in the search server (server/search_service.py): torch's thread pool belongs to
 the thread that calls it, and 2 cores gain nothing from two searches at once.
 """
@@ -14,29 +16,32 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from citator.data.metadata import document_metadata, short_citation
 from citator.data.records import STANCES
 from citator.stance.brief.evidence import Span, split_marked
 from citator.stance.brief.index import MAX_K, MAX_PROPOSITION_CHARS, StanceIndex
 from citator.stance.brief.label import document_label
 from citator.stance.brief.render import excerpt
-from citator.errors import IndexDirError, PropositionError, one_line
+from citator.errors import FilterError, IndexDirError, PropositionError, one_line
 from citator.server.guard import host_guard
 from citator.server.pages import add_security_headers
 
 _HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
@@ -44,6 +49,34 @@ _HEADERS = {
 }
 
 _templates = Environment(loader=PackageLoader("citator.server.ui", "templates"), autoescape=True)
+
+
+# The page's filter controls, as its URL names them.
+FILTER_PARAMS = ("from", "to", "court", "jurisdiction", "f")
+
+
+@dataclass(frozen=True)
+class PageFilters:
+    """The page's filter controls as its URL holds them: a date range, a court, a jurisdiction, and any number of
+    "KEY OP VALUE" filters (`f`); blank ones are not filters."""
+
+    date_from: str = ""
+    to: str = ""
+    court: str = ""
+    jurisdiction: str = ""
+    more: tuple[str, ...] = ()
+
+    def texts(self) -> list[str]:
+        """The filters they make (docs/metadata.md), ANDed."""
+        named = [("date>=", self.date_from), ("date<=", self.to), ("court=", self.court),
+                 ("jurisdiction=", self.jurisdiction)]
+        return [f"{key}{value.strip()}" for key, value in named if value.strip()] + [m for m in self.more if m.strip()]
+
+    def query(self) -> dict[str, Any]:
+        """The URL parameters that give these filters again (for links that keep them)."""
+        named = {"from": self.date_from, "to": self.to, "court": self.court, "jurisdiction": self.jurisdiction}
+        more = [m for m in self.more if m.strip()]
+        return {**{k: v for k, v in named.items() if v.strip()}, **({"f": more} if more else {})}
 
 
 def _pieces(text: str, marks: tuple[Span, ...]) -> list[tuple[str, bool]]:
@@ -68,8 +101,9 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
 
     def page(template: str, status: int = 200, headers: Mapping[str, str] | None = None, **context: Any
              ) -> HTMLResponse:
+        context.setdefault("filters", PageFilters())
         html = _templates.get_template(template).render(trained=index.trained, statutes=index.statutes,
-                                                        title=HTTPStatus(status).phrase,
+                                                        title=HTTPStatus(status).phrase, keys=index.metadata_keys,
                                                         max_chars=MAX_PROPOSITION_CHARS, **context)
         return HTMLResponse(html, status_code=status, headers=headers)
 
@@ -80,24 +114,31 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
     _error_pages(app, page)
 
     @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
-    async def home(q: str = "", k: int = k) -> Response:
+    async def home(request: Request, q: str = "", k: int = k, date_from: str = Query("", alias="from"), to: str = "",
+                   court: str = "", jurisdiction: str = "", f: list[str] = Query([])) -> Response:
+        filters = PageFilters(date_from, to, court, jurisdiction, tuple(f))
+        if any(name in FILTER_PARAMS and not value.strip() for name, value in request.query_params.multi_items()):
+            # The form sends its empty controls too: the brief's address is the one without them.
+            kept = {"q": q, **({"k": k} if "k" in request.query_params else {}), **filters.query()}
+            return RedirectResponse("/?" + urlencode(kept, doseq=True), status_code=303)
         if not q.strip():
-            return page("brief.html", q="", columns=None, error=None, k=k)
+            return page("brief.html", q="", columns=None, error=None, k=k, filters=filters)
         cited = index.cited(q)
         if cited:  # an exact citation: straight to the section, no search
             return RedirectResponse("/document?" + urlencode({"id": cited[0], "p": 0, "q": q}), status_code=303)
         k = min(max(k, 1), MAX_K)
         try:
             if index.statutes:
-                hits = await run(index.search, q, "all", k)
+                hits = await run(index.search, q, "all", k, filters.texts())
                 columns = [("all", "Sections", [_card(hit, q, "all") for hit in hits])]
             else:
-                brief = await run(index.brief, q, k)
+                brief = await run(index.brief, q, k, filters.texts())
                 columns = [(stance, title, [_card(hit, q, stance) for hit in brief.column(stance)])
                            for stance, title in (("supported", "Supporting authority"), ("refuted", "Refuting authority"))]
-        except PropositionError as exc:
-            return page("brief.html", 400, q=q, columns=None, error=str(exc), k=k)
-        return page("brief.html", q=q, proposition=" ".join(q.split()), columns=columns, error=None, k=k)
+        except (PropositionError, FilterError) as exc:
+            return page("brief.html", 400, q=q, columns=None, error=str(exc), k=k, filters=filters)
+        return page("brief.html", q=q, proposition=" ".join(q.split()), columns=columns, error=None, k=k,
+                    filters=filters)
 
     @app.api_route("/document", methods=["GET", "HEAD"], response_class=HTMLResponse)
     async def document(id: str, p: int = 0, q: str = "", stance: str = "") -> Response:  # noqa: A002
@@ -109,7 +150,8 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
         # Only the stances a brief's links carry are shown: anything else in the address is no evidence label.
         stance = stance if stance in STANCES else ""
         inside = tuple(Span(m.start - span.start, m.end - span.start) for m in marks)
-        return page("document.html", doc=doc, label=document_label(doc), q=q, stance=stance, passage=p,
+        label = short_citation(doc.title, document_metadata(doc)) or document_label(doc)
+        return page("document.html", doc=doc, label=label, q=q, stance=stance, passage=p,
                     before=text[:span.start], evidence=_pieces(text[span.start:span.end], inside),
                     after=text[span.end:], back="/?" + urlencode({"q": q}) if q else "/")
 
