@@ -172,3 +172,30 @@ def test_the_search_service_takes_filters(metadata_index: Path, metadata_set: di
     assert [r.doc_ids for r in decode_results(reply)] == [r.doc_ids for r in expected]
     refused = _answer(searcher, fingerprint, encode_request(fingerprint, queries, 10, ["nope=1"]))
     assert "results" not in refused and "FilterError" in refused["error"]
+
+
+def test_a_trained_index_with_its_learned_ranker_filters_exactly_and_as_its_shards(
+        metadata_set: dict[str, Path], small_artifacts: Path, tmp_path: Path) -> None:
+    """The learned ranker reorders candidates: left-out documents are none of them while allowed ones are left,
+    and three trained shards still answer as one trained index."""
+    from citator.stance.retrieve.config import RetrievalConfig
+    from citator.stance.retrieve.index_dir import build_index
+    from citator.stance.retrieve.model import StanceModel
+
+    artifacts = StanceModel.load(small_artifacts)
+    options = BuildOptions(config=RetrievalConfig(fusion="learned", weights=artifacts.weights), artifacts=artifacts,
+                           progress=False, metadata=metadata_set["metadata"])
+    build_index(metadata_set["corpus"], tmp_path / "one", options)
+    build_sharded(metadata_set["corpus"], tmp_path / "three", Sharding(3), options)
+    one, three = StanceSearcher(tmp_path / "one"), open_searcher(tmp_path / "three")
+    assert one.uses_ranker
+    meta = _metadata(metadata_set)
+    queries = read_queries(metadata_set["queries"])
+    for filters in FILTERS:
+        parsed = parse_filters(filters)
+        meeting = {d for d, m in meta.items() if matches_all(parsed, m)}
+        a, b = one.search(queries, 10, filters=parsed), three.search(queries, 10, filters=parsed)
+        for x, y in zip(a, b):
+            assert set(x.doc_ids) <= meeting and len(x.doc_ids) == min(10, len(meeting)), (filters, x.query_id)
+            assert x.doc_ids == y.doc_ids, (filters, x.query_id)
+            assert all(abs(d.score - e.score) <= 1e-5 for d, e in zip(x.results, y.results))

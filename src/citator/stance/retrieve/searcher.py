@@ -352,10 +352,9 @@ class StanceSearcher:
                 top_idx, top_scores = contrast.refuter_slots(top_idx, top_scores, queries, slots, refuters, best)
             idx, scores = contrast.splice(top_idx, top_scores, idx, scores, k)
         idx, scores = idx[:, :k], scores[:, :k]
-        keep = np.ones(len(self.doc_ids), dtype=bool) if allowed is None else allowed
         # Plain lists: iterating numpy rows element by element (memmap-derived, too) costs ~80 us a query.
         return [ResultLine(q.query_id, tuple(ScoredDoc(self.doc_ids[i], s) for i, s in zip(row_idx, row_scores)
-                                             if keep[i]))
+                                             if allowed is None or allowed[i]))
                 for q, row_idx, row_scores in zip(queries, idx.tolist(), np.asarray(scores, dtype=np.float64).tolist())]
 
     def explained(self, queries: Sequence[Query], k: int = 10, filters: Sequence[Filter] = ()
