@@ -83,6 +83,14 @@ def test_citations_copy_and_filters_by_keyboard(metadata_ui: str) -> None:
             assert status.inner_text() == "Copied"
             assert page.evaluate("navigator.clipboard.readText()") == cites[0]
 
+            # A document opened from the filtered brief leads back to the same filtered brief.
+            filtered = page.url
+            page.locator("li.hit h3 a").first.focus()
+            page.keyboard.press("Enter")
+            page.wait_for_url("**/document?*")
+            page.get_by_role("link", name="Back to the brief").click()
+            page.wait_for_url(filtered)
+
             # The shared address keeps the filter: a fresh page shows the same hits and the control filled in.
             other = browser.new_context(viewport={"width": 900, "height": 800}).new_page()
             other.goto(page.url)

@@ -130,10 +130,10 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
         try:
             if index.statutes:
                 hits = await run(index.search, q, "all", k, filters.texts())
-                columns = [("all", "Sections", [_card(hit, q, "all") for hit in hits])]
+                columns = [("all", "Sections", [_card(hit, q, "all", filters.query()) for hit in hits])]
             else:
                 brief = await run(index.brief, q, k, filters.texts())
-                columns = [(stance, title, [_card(hit, q, stance) for hit in brief.column(stance)])
+                columns = [(stance, title, [_card(hit, q, stance, filters.query()) for hit in brief.column(stance)])
                            for stance, title in (("supported", "Supporting authority"), ("refuted", "Refuting authority"))]
         except (PropositionError, FilterError) as exc:
             return page("brief.html", 400, q=q, columns=None, error=str(exc), k=k, filters=filters)
@@ -141,7 +141,8 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
                     filters=filters)
 
     @app.api_route("/document", methods=["GET", "HEAD"], response_class=HTMLResponse)
-    async def document(id: str, p: int = 0, q: str = "", stance: str = "") -> Response:  # noqa: A002
+    async def document(request: Request, id: str, p: int = 0, q: str = "",  # noqa: A002
+                       stance: str = "") -> Response:
         try:
             doc, span, marks = await run(index.passage_in_place, id, p, q)
         except PropositionError as exc:
@@ -153,7 +154,7 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
         label = short_citation(doc.title, document_metadata(doc)) or document_label(doc)
         return page("document.html", doc=doc, label=label, q=q, stance=stance, passage=p,
                     before=text[:span.start], evidence=_pieces(text[span.start:span.end], inside),
-                    after=text[span.end:], back="/?" + urlencode({"q": q}) if q else "/")
+                    after=text[span.end:], back=_back(q, request))
 
     return app
 
@@ -210,10 +211,20 @@ def _limit_threads(threads: int) -> None:
         torch.set_num_threads(threads)
 
 
-def _card(hit: Any, q: str, stance: str) -> dict[str, Any]:
-    """What the page shows of one hit: the evidence excerpt as marked pieces, the link to the passage in place."""
+def _back(q: str, request: Request) -> str:
+    """The brief a document was opened from: its proposition and the filters the link carried."""
+    if not q:
+        return "/"
+    kept = [(name, value) for name, value in request.query_params.multi_items() if name in FILTER_PARAMS and value]
+    return "/?" + urlencode([("q", q), *kept])
+
+
+def _card(hit: Any, q: str, stance: str, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What the page shows of one hit: the evidence excerpt as marked pieces, the link to the passage in place
+    (carrying the brief's `filters`, so its way back is the same brief)."""
     text, marks, cut_before, cut_after = excerpt(hit.evidence.text, hit.evidence.marks)
-    link = "/document?" + urlencode({"id": hit.doc_id, "p": hit.evidence.passage, "q": q, "stance": stance})
+    link = "/document?" + urlencode({"id": hit.doc_id, "p": hit.evidence.passage, "q": q, "stance": stance,
+                                     **(filters or {})}, doseq=True)
     families: dict[str, list[Any]] = {}
     for s in hit.signals:
         families.setdefault(s.family, []).append(s)
