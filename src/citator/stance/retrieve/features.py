@@ -82,7 +82,8 @@ class FeatureTable:
         table = self if reads_late_interaction(ranker.features) else replace(self, tokens=None)
         found = table.candidates(config.weights, ranker.candidates, config.norm_depth)
         logits = ranker.score(found.names, found.x)
-        out = found.base - found.base.max(axis=1, keepdims=True) - 1.0
+        with np.errstate(invalid="ignore"):  # a query no document is allowed for: -inf - -inf, placed by no one
+            out = found.base - found.base.max(axis=1, keepdims=True) - 1.0
         rows = np.arange(found.idx.shape[0])[:, None]
         out[rows, found.idx] = ranked_places(logits)
         return out

@@ -377,7 +377,8 @@ class ShardedSearcher:
             head = CandidateValues(head.signals, head.years, head.citations, late)
         names, x = features_of(head, [q.stance for q in queries])
         logits = ranker.score(names, x)
-        out = base - base[:, :1] - 1.0
+        with np.errstate(invalid="ignore"):  # a query no document is allowed for: -inf - -inf, placed by no one
+            out = base - base[:, :1] - 1.0
         out[:, :n] = ranked_places(logits)
         return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
 
