@@ -22,7 +22,7 @@ from citator.stance.retrieve.searcher import StanceSearcher
 from citator.stance.shards.build import Sharding, build_sharded
 from citator.stance.shards.search import open_searcher
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("error::RuntimeWarning")]
 
 FILTERS = [
     ["date>=1950-01-01"],
