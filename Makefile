@@ -40,13 +40,19 @@ test: $(VENV)/.installed-test
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 # Learned artifacts for workload 1 (git-ignored: trained, never committed). Reads the training data, not the repo.
-# Data only: `citator train`'s defaults are the settings chosen on dev.
+# Data only: `citator train`'s defaults are the settings chosen on dev. Then the CaseFacts index they rank with,
+# citing its documents (artifacts-casefacts/index: the corpus's metadata passed as --metadata, docs/metadata.md).
 CASEFACTS ?= ../shared/data/stance/casefacts
 artifacts: $(VENV)/.installed
 	$(BIN)/citator train --corpus $(CASEFACTS)/corpus.jsonl \
 	  --queries $(CASEFACTS)/queries.jsonl --ground-truth $(CASEFACTS)/ground_truth.jsonl \
 	  --queries $(CASEFACTS)/queries_overruled.jsonl --ground-truth $(CASEFACTS)/ground_truth_overruled.jsonl \
 	  --out artifacts
+	mkdir -p artifacts-casefacts
+	$(BIN)/python scripts/casefacts_metadata.py $(CASEFACTS)/metadata.jsonl $(CASEFACTS)/corpus.jsonl \
+	  artifacts-casefacts/metadata.jsonl
+	./build.sh --corpus $(CASEFACTS)/corpus.jsonl --index-dir artifacts-casefacts/index --artifacts artifacts \
+	  --metadata artifacts-casefacts/metadata.jsonl --no-serve
 
 clean:
 	rm -rf $(VENV) .demo

@@ -2,11 +2,14 @@
 
     .venv/bin/python -m pip install -c requirements/constraints.txt -e '.[load]'   # once: locust
     .venv/bin/python benchmarks/brief_load.py --index-dir IDX [--queries QUERIES] [--users 8] [--duration 300]
+        [--filter "date>=1950-01-01" ...]
 
 IDX is an index built by `citator build` (with `--artifacts` for the trained one). Propositions are the `dev`
 texts of QUERIES (default: CaseFacts' queries in ../shared), never `test`. Each locust user asks the page for a
 brief (both stances in one request), reads it for --wait seconds (uniform) and asks the next; --wait 0,0 makes
-each user ask back to back. Writes benchmarks/results/brief_load.json and prints a table.
+each user ask back to back. `--filter` (repeatable) asks every brief with those metadata filters (docs/metadata.md),
+the page's `f=` parameter and `citator brief --filter`. Writes benchmarks/results/brief_load.json (or --out) and
+prints a table.
 """
 
 from __future__ import annotations
@@ -44,19 +47,20 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, min(len(ordered) - 1, int(round(q / 100 * len(ordered) + 0.5)) - 1))]
 
 
-def cold_briefs(index_dir: Path, texts: list[str], runs: int) -> list[float]:
+def cold_briefs(index_dir: Path, texts: list[str], runs: int, filters: list[str]) -> list[float]:
     """Wall seconds of `citator brief` in a fresh process, one proposition each."""
     out = []
+    asked = [arg for f in filters for arg in ("--filter", f)]
     for text in texts[:runs]:
         start = time.perf_counter()
-        subprocess.run([*CITATOR, "brief", "--index-dir", str(index_dir), "--format", "json", text], check=True,
-                       capture_output=True)
+        subprocess.run([*CITATOR, "brief", "--index-dir", str(index_dir), "--format", "json", *asked, text],
+                       check=True, capture_output=True)
         out.append(time.perf_counter() - start)
     return out
 
 
-def load(index_dir: Path, texts: list[str], users: int, duration: int, wait: str, work: Path, workers: int = 1
-         ) -> dict[str, object]:
+def load(index_dir: Path, texts: list[str], users: int, duration: int, wait: str, work: Path, workers: int = 1,
+         filters: tuple[str, ...] = ()) -> dict[str, object]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = (work / "ui.log").open("w")
@@ -75,7 +79,7 @@ def load(index_dir: Path, texts: list[str], users: int, duration: int, wait: str
                 time.sleep(0.2)
         (work / "propositions.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
         env = {**os.environ, "BRIEF_PROPOSITIONS": str(work / "propositions.txt"), "BRIEF_WAIT": wait,
-               "BRIEF_TIMINGS": str(work / "timings.json")}
+               "BRIEF_TIMINGS": str(work / "timings.json"), "BRIEF_FILTERS": "\n".join(filters)}
         started = time.monotonic()
         subprocess.run([sys.executable, "-m", "locust", "-f", str(ROOT / "benchmarks" / "brief_locustfile.py"),
                         "--headless", "--host", url, "--users", str(users), "--spawn-rate", str(users),
@@ -106,6 +110,8 @@ def main() -> None:
     ap.add_argument("--wait", default="0.5,1.5", help="each user's pause between briefs, LOW,HIGH seconds")
     ap.add_argument("--cold-runs", type=int, default=3, help="cold `citator brief` processes to time (default 3)")
     ap.add_argument("--workers", type=int, default=1, help="`citator ui --workers` (server processes, default 1)")
+    ap.add_argument("--filter", action="append", default=[], help='a metadata filter every brief is asked with, '
+                    '"KEY OP VALUE" (repeatable, ANDed)')
     ap.add_argument("--label", default="", help="what the index is (e.g. 'trained CaseFacts'), for the report")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "brief_load.json")
     args = ap.parse_args()
@@ -114,21 +120,23 @@ def main() -> None:
         raise SystemExit(f"{args.queries}: no `dev` queries")
     random.Random(0).shuffle(texts)
     load_at_start = [round(x, 2) for x in os.getloadavg()]
-    cold = cold_briefs(args.index_dir, texts, args.cold_runs)
+    cold = cold_briefs(args.index_dir, texts, args.cold_runs, args.filter)
     with tempfile.TemporaryDirectory(prefix="brief-load-") as work:
-        warm = load(args.index_dir, texts, args.users, args.duration, args.wait, Path(work), args.workers)
+        warm = load(args.index_dir, texts, args.users, args.duration, args.wait, Path(work), args.workers,
+                    tuple(args.filter))
     manifest = json.loads((args.index_dir / "manifest.json").read_text())
     report = {
         "command": "benchmarks/brief_load.py " + " ".join(sys.argv[1:]), "index": args.label or str(args.index_dir),
         "trained": manifest.get("artifacts") is not None, "n_docs": manifest["n_docs"],
         "n_passages": manifest["n_passages"], "propositions": len(texts), "users": args.users, "wait_s": args.wait,
-        "ui_workers": args.workers,
+        "ui_workers": args.workers, "filters": args.filter,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
         "load_average_at_start": load_at_start, "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "cold_brief_s": [round(s, 2) for s in cold], "warm": warm,
         "targets": {"p50_ms": 150, "p95_ms": 400, "cold_brief_s": 5, "errors": 0},
     }
     print(f"{'index':<34}{args.label or args.index_dir}")
+    print(f"{'filters':<34}{' AND '.join(args.filter) or 'none'}")
     print(f"{'users x wait (s), ui workers':<34}{args.users} x {args.wait}, {warm['seconds']} s of load, "
           f"{args.workers} worker(s)")
     print(f"{'requests (errors)':<34}{warm['requests']} ({warm['errors']}), {warm['requests_per_s']} /s")

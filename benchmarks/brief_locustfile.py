@@ -1,7 +1,8 @@
 """Locust users for benchmarks/brief_load.py: each asks the `citator ui` page for a proposition's brief.
 
-Read by `locust -f`; the propositions file, think time and where to write the raw timings come from the
-environment (BRIEF_PROPOSITIONS, BRIEF_WAIT, BRIEF_TIMINGS). A response counts only if it is a whole brief.
+Read by `locust -f`; the propositions file, think time, where to write the raw timings and the page's metadata
+filters ("KEY OP VALUE" lines, each asked as `f=`) come from the environment (BRIEF_PROPOSITIONS, BRIEF_WAIT,
+BRIEF_TIMINGS, BRIEF_FILTERS). A response counts only if it is a whole brief.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from locust.user.wait_time import between, constant
 
 TEXTS = [line for line in open(os.environ["BRIEF_PROPOSITIONS"], encoding="utf-8").read().splitlines() if line]
 LOW, HIGH = (float(x) for x in os.environ.get("BRIEF_WAIT", "0.5,1.5").split(","))
+FILTERS = [line for line in os.environ.get("BRIEF_FILTERS", "").splitlines() if line.strip()]
 TIMINGS: list[dict[str, object]] = []
 
 
@@ -27,7 +29,8 @@ class Reader(HttpUser):
     @task
     def brief(self) -> None:
         text = random.choice(TEXTS)
-        with self.client.get("/?" + urlencode({"q": text}), name="brief", catch_response=True) as response:
+        asked = urlencode({"q": text, "f": FILTERS}, doseq=True)
+        with self.client.get("/?" + asked, name="brief", catch_response=True) as response:
             body = response.text or ""
             if response.status_code != 200:
                 response.failure(f"HTTP {response.status_code}")

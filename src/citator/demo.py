@@ -17,6 +17,8 @@ BUILD_TAKES = "about 2-4 minutes on 2 busy CPU cores"
 
 
 def main(workdir: str = ".demo") -> int:
+    from citator.data.metadata import read_side_metadata, short_citation
+    from citator.stance.retrieve.index_dir import BuildOptions
     from citator.stance.workload import build
     from citator.stance.retrieve.searcher import StanceSearcher
 
@@ -24,11 +26,14 @@ def main(workdir: str = ".demo") -> int:
     print(f"citator demo: building a stance index over the bundled CaseFacts sample in {index_dir} ({BUILD_TAKES})",
           flush=True)
     start = time.monotonic()
-    manifest = build(SAMPLE / "corpus.jsonl", index_dir, serve=False)
+    # The sample's metadata (citation, decision date, court, url) travels into the index: briefs and the page cite.
+    manifest = build(SAMPLE / "corpus.jsonl", index_dir, BuildOptions(metadata=SAMPLE / "metadata.jsonl"), serve=False)
     built = time.monotonic() - start
     queries = read_queries(SAMPLE / "queries.jsonl")
     qrels = read_ground_truth(SAMPLE / "ground_truth.jsonl")
-    titles = {d.doc_id: d.title for d in read_corpus(SAMPLE / "corpus.jsonl")}
+    metadata = read_side_metadata(SAMPLE / "metadata.jsonl").rows
+    titles = {d.doc_id: short_citation(d.title, metadata.get(d.doc_id, {})) or d.title
+              for d in read_corpus(SAMPLE / "corpus.jsonl")}
     start = time.monotonic()
     results = StanceSearcher(index_dir).search(queries, k=10)
     searched = time.monotonic() - start
@@ -44,7 +49,7 @@ def main(workdir: str = ".demo") -> int:
             print(f"  NDCG@10 = {ndcg[q.query_id]:.3f}   relevant: {', '.join(sorted(qrels.relevant(q.query_id)))}")
             for rank, doc_id in enumerate(run[q.query_id][:3], 1):
                 mark = "*" if doc_id in qrels.relevant(q.query_id) else " "
-                print(f"  {rank}.{mark} {doc_id:<18} {textwrap.shorten(titles[doc_id], 60)}")
+                print(f"  {rank}.{mark} {doc_id:<18} {textwrap.shorten(titles[doc_id], 80)}")
             print()
     print(f"{'stance':<10} {'queries':>7} {'NDCG@10':>8}")
     for stance in ("supported", "refuted", "all"):

@@ -65,6 +65,14 @@ class TreatmentError(DataError):
     """A treatment table file (written by citator or given with --treatments) is malformed."""
 
 
+class MetadataError(DataError):
+    """A document metadata file (`--metadata FILE.jsonl`) or a corpus record's metadata is malformed."""
+
+
+class FilterError(CitatorError):
+    """A metadata filter (`--filter "KEY OP VALUE"`) is malformed or names a key no document of the index has."""
+
+
 class ArtifactError(DataError):
     """A file of a trained artifacts directory (e.g. the proposition memory) is malformed."""
 

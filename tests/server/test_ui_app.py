@@ -21,6 +21,10 @@ from fixtures.brief import HOSTILE_ID, hostile_briefs
 TEXT = "A grant of land is a contract that a later legislature may not void."
 
 
+# The page's own script (static/copy.js, the copy-citation buttons): no other script tag may reach a page.
+OWN_SCRIPT = '<script src="/static/copy.js" defer></script>'
+
+
 @pytest.fixture(scope="module")
 def client(brief_index: Path) -> TestClient:
     return TestClient(create_app(brief_index, k=5))
@@ -38,8 +42,9 @@ def test_home_is_a_labelled_search_form_with_landmarks(client: TestClient) -> No
     assert '<label for="q">' in html and 'role="search"' in html and 'method="get"' in html
     assert "<main" in html and "<header" in html and "<footer" in html and 'lang="en"' in html
     assert "No trained memory" in html
-    assert "<script" not in html
+    assert "<script" not in html.replace(OWN_SCRIPT, "")  # the page's one script is its own file (copy buttons)
     assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert "script-src 'self';" in page.headers["content-security-policy"]
 
 
 def test_an_untrained_brief_is_one_list_that_says_the_stance_is_not_ranked(client: TestClient,
@@ -60,7 +65,7 @@ def test_an_untrained_brief_is_one_list_that_says_the_stance_is_not_ranked(clien
     # A card's citation line holds what a reader acts on (the rank is the list's); the fused score is in "Why it ranked".
     top = expected.column("relevant")[0]
     card = html.split('class="hit"', 1)[1].split("</article>", 1)[0]
-    cite = card.split('<p class="cite">', 1)[1].split("</p>", 1)[0]
+    cite = card.split('<p class="cite', 1)[1].split("</p>", 1)[0]  # "cite", or "cite citation" with its button
     assert "score" not in cite and f"{top.score:.4f}" not in cite
     why = card.split("<summary>Why it ranked</summary>", 1)[1]
     assert f"<dt>fused</dt>\n            <dd>{top.score:.4f} (rank 1)</dd>" in why
@@ -68,13 +73,14 @@ def test_an_untrained_brief_is_one_list_that_says_the_stance_is_not_ranked(clien
 
 def test_hostile_titles_texts_and_queries_are_shown_as_text(client: TestClient) -> None:
     query = "<script>alert('q')</script> grant of land contract legislature void"
-    html = client.get("/?" + urlencode({"q": query, "k": 41})).text
+    html = client.get("/?" + urlencode({"q": query, "k": 41})).text.replace(OWN_SCRIPT, "")
     assert "<script" not in html and "onerror=alert" not in html.replace("onerror=alert(1)&gt;", "")
     assert "&lt;script&gt;alert(&#39;title&#39;)&lt;/script&gt;" in html
     assert "&lt;script&gt;alert(&#39;q&#39;)&lt;/script&gt;" in html
     doc = client.get("/document?" + urlencode({"id": HOSTILE_ID, "p": 0, "q": query}))
     assert doc.status_code == 200
-    assert "<script" not in doc.text and "<img" not in doc.text and "&lt;img src=x onerror=" in doc.text
+    assert "<script" not in doc.text.replace(OWN_SCRIPT, "") and "<img" not in doc.text
+    assert "&lt;img src=x onerror=" in doc.text
     assert 'id="evidence"' in doc.text and '<strong class="term">contract</strong>' in doc.text
 
 
@@ -151,7 +157,8 @@ def test_every_field_on_a_page_is_text(brief: Brief) -> None:
     page = _tags_of(html)
     assert page.tags <= plain.tags | {"h1", "div", "section", "h2", "ol", "li", "article", "h3", "a", "p", "blockquote",
                                       "mark", "details", "summary", "dl", "dt", "dd", "ul", "span", "strong", "q"}
-    assert not [a for a in page.attributes if a.startswith("on")] and "script" not in page.tags
+    assert not [a for a in page.attributes if a.startswith("on")]
+    assert html.count("<script") == 1 and OWN_SCRIPT in html  # the template's own script, and no other
     hits = tuple(h for _, _, column in brief.columns() for h in column)
     cards = [link for link in page.links if link[0].startswith("/document?id=")]
     assert len(cards) == len(hits)
@@ -229,3 +236,15 @@ def test_several_worker_processes_answer_the_same_brief(brief_index: Path, tmp_p
     assert pages[0].text == client.get("/", params=q).text
     log_text = log_path.read_text()
     assert "2 worker(s)" in log_text and "Traceback" not in log_text
+
+
+def test_empty_filter_controls_leave_the_briefs_address(client: TestClient) -> None:
+    # The form sends its empty controls too; the brief's address is the one without them, kept filters and all.
+    asked = urlencode({"q": TEXT, "from": "", "to": "", "f": ["citation != x", " "]}, doseq=True)
+    moved = client.get("/?" + asked, follow_redirects=False)
+    assert moved.status_code == 303
+    assert moved.headers["location"] == "/?" + urlencode({"q": TEXT, "f": "citation != x"})
+    page = client.get(moved.headers["location"])
+    assert page.status_code == 200 and 'value="citation != x"' in page.text
+    refused = client.get("/?" + urlencode({"q": TEXT, "f": "date>=1991"}))
+    assert refused.status_code == 400 and "write the value as YYYY-MM-DD" in refused.text

@@ -20,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                    help="table (terminal), markdown, or json (one object per line); default table")
     b.add_argument("--output", type=Path, help="write here (atomically) instead of printing")
+    b.add_argument("--filter", action="append", default=[], metavar='"KEY OP VALUE"',
+                   help='only authorities whose metadata meets it, e.g. "date>=1980-01-01" (OP: = != < <= > >=); '
+                   "repeat to AND several (docs/metadata.md)")
     b.add_argument("--ray", metavar="ADDRESS", help="a sharded index's shards as actors on this Ray cluster ('local', "
                    "'auto' or an address; default $CITATOR_RAY, else in this process); needs citator[ray]")
     b.set_defaults(func=run_brief)
@@ -65,7 +68,7 @@ def run_brief(args: argparse.Namespace) -> int:
     propositions = _propositions(args)
     index = StanceIndex.open(args.index_dir, cold=True, ray=args.ray)
     separator = "\n" if args.format == "json" else "\n\n"
-    text = separator.join(render(index.brief(p, args.k), args.format) for p in propositions) + "\n"
+    text = separator.join(render(index.brief(p, args.k, args.filter), args.format) for p in propositions) + "\n"
     index.close()
     if args.output is not None:
         write_text_atomic(args.output, text)

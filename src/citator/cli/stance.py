@@ -22,6 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--treatments", type=Path, metavar="FILE", help="your own treatment rows (JSONL: citing_doc_id, "
                    "cited_doc_id, treatment, passage; docs/treatments.md), laid over the table the build extracts")
     b.add_argument("--no-serve", action="store_true", help="do not start the search server")
+    b.add_argument("--metadata", type=Path, help="document metadata JSONL keyed by doc_id (citation, date, court, "
+                   "jurisdiction, url, any string or number key: docs/metadata.md), over the corpus's own")
     b.add_argument("--shards", type=COUNT, help="cut the index into this many shards, searched as one (docs/scale.md)")
     b.add_argument("--ray", metavar="ADDRESS", help="build the shards on a Ray cluster: 'local' (a new one on this "
                    "machine), 'auto' (the one this machine belongs to) or its address; needs citator[ray]")
@@ -35,6 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--output", required=True, type=Path, help="results JSONL to write (atomically)")
     s.add_argument("--top-k", type=COUNT, default=10, help="doc ids per query (default: %(default)s)")
     s.add_argument("--no-server", action="store_true", help="search in-process even if a server is running")
+    s.add_argument("--filter", action="append", default=[], metavar='"KEY OP VALUE"',
+                   help='only documents whose metadata meets it, e.g. "date>=1980-01-01" (OP: = != < <= > >=); '
+                   "repeat to AND several; applied before the top k (docs/metadata.md)")
     s.set_defaults(func=run_search)
 
     v = sub.add_parser("serve", help="hold an index in memory and answer searches over its Unix socket")
@@ -66,7 +71,8 @@ def run_build(args: argparse.Namespace) -> int:
 
         raise ConfigError("--ray and --workers build a sharded index: give --shards N")
     options = BuildOptions(encoder_path=args.model, config=config, artifacts=artifacts,
-                           artifacts_optional=args.artifacts is None, treatments=args.treatments)
+                           artifacts_optional=args.artifacts is None, treatments=args.treatments,
+                           metadata=args.metadata)
     sharding = Sharding(args.shards, args.ray, args.workers) if args.shards is not None else None
     manifest = build(args.corpus, args.index_dir, options, serve=not args.no_serve, sharding=sharding)
     print(
@@ -84,7 +90,8 @@ def run_search(args: argparse.Namespace) -> int:
     from citator.stance.workload import search_to_file
 
     start = time.monotonic()
-    how = search_to_file(args.index_dir, args.queries, args.output, args.top_k, use_server=not args.no_server)
+    how = search_to_file(args.index_dir, args.queries, args.output, args.top_k, use_server=not args.no_server,
+                         filters=args.filter)
     print(f"wrote {args.output} ({how}, {time.monotonic() - start:.2f} s)", file=sys.stderr)
     return 0
 

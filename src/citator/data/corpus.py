@@ -10,8 +10,9 @@ from typing import Any
 
 from citator.data.atomic import write_jsonl_atomic
 from citator.data.jsonl import LineSpan, encodable, iter_jsonl, require_str, require_unique_str
+from citator.data.metadata import from_record
 from citator.data.records import Document
-from citator.errors import CorpusError
+from citator.errors import CorpusError, MetadataError
 
 
 def iter_corpus(path: str | Path, *, lenient: bool = False, span: LineSpan | None = None) -> Iterator[Document]:
@@ -51,6 +52,10 @@ def parse_document(obj: dict[str, Any], seen: dict[str, int], path: str | Path, 
         bad = next(k for k, v in extra.items() if not encodable(json.dumps({k: v}, ensure_ascii=False)))
         raise CorpusError(path, line, "holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is no character and "
                           "cannot be written with the document", field=bad.encode("utf-8", "backslashreplace").decode())
+    try:  # metadata keys (docs/metadata.md) are checked as a side file's are
+        from_record(extra, (path, line))
+    except MetadataError as exc:
+        raise CorpusError(path, line, exc.reason, field=exc.field) from None
     return Document(doc_id, title, text, extra)
 
 

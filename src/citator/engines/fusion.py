@@ -11,9 +11,17 @@ def topn_bounds(best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(floor, span) per query from its n best scores (any order): the n-th best maps to 0, the best to 1.
 
     Shards of one index each give their n best; the n best of those together bound exactly as the whole would.
+    A score of -inf (a document a filter leaves out) bounds nothing: with fewer than n documents left, the worst of
+    them maps to 0, as it would in an index of those documents alone.
     """
-    top = best.max(axis=1, keepdims=True)
-    floor = best.min(axis=1, keepdims=True)
+    finite = np.isfinite(best)
+    if finite.all():
+        top = best.max(axis=1, keepdims=True)
+        floor = best.min(axis=1, keepdims=True)
+    else:
+        some = finite.any(axis=1, keepdims=True)
+        top = np.where(some, np.where(finite, best, -np.inf).max(axis=1, keepdims=True), 0.0)
+        floor = np.where(some, np.where(finite, best, np.inf).min(axis=1, keepdims=True), 0.0)
     return floor, np.where(top - floor > 1e-12, top - floor, 1.0)
 
 

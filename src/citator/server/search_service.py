@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from citator.data.atomic import output_dir, write_json_atomic, write_text_atomic
+from citator.data.filters import parse_filters
 from citator.data.records import Query
 from citator.errors import CitatorError, OutputError, one_line
 from citator.stance.retrieve.current import Current
@@ -45,7 +46,8 @@ def _answer(current: Current[Searcher], raw: bytes) -> dict[str, Any]:
         if request.get("fingerprint") != fingerprint:
             return {"fingerprint": fingerprint, "error": "fingerprint mismatch: this server holds another index"}
         queries = [Query(q["query_id"], q["text"], q.get("stance", "all")) for q in request["queries"]]
-        results = searcher.search(queries, int(request.get("k", 10)))
+        filters = parse_filters(request.get("filters") or [])
+        results = searcher.search(queries, int(request.get("k", 10)), filters=filters)
         return {"fingerprint": fingerprint, "results": [r.to_json() for r in results]}
     except Exception as exc:  # noqa: BLE001 - a bad request must not take the server down
         return {"fingerprint": fingerprint, "error": f"{type(exc).__name__}: {exc}"}

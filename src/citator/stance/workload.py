@@ -10,10 +10,12 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from citator.data import read_queries, validate_results, write_results
+from citator.data.filters import parse_filters
 from citator.data.atomic import check_output, open_append, owning
 from citator.data.queries import cut_for_search
 from citator.data.records import ResultLine
@@ -133,8 +135,11 @@ def build(corpus: Path, index_dir: Path, options: BuildOptions | None = None, se
 SERVER_WAIT_SECONDS = 11.0
 
 
-def search(index_dir: Path, queries_path: Path, k: int = 10, use_server: bool = True) -> tuple[list[ResultLine], str]:
-    """Results for every query, from the live server when it answers correctly, else in-process."""
+def search(index_dir: Path, queries_path: Path, k: int = 10, use_server: bool = True, filters: Sequence[str] = ()
+           ) -> tuple[list[ResultLine], str]:
+    """Results for every query, from the live server when it answers correctly, else in-process; with `filters`
+    ("KEY OP VALUE", ANDed), of the documents that meet them: k where at least k do (docs/metadata.md)."""
+    parsed = parse_filters(filters)  # a malformed filter is refused before any work
     started = time.monotonic()
     queries = cut_for_search(read_queries(queries_path, lenient=True))
     folder = open_folder(index_dir)  # the one read of the manifest: an in-process search opens from it
@@ -143,27 +148,28 @@ def search(index_dir: Path, queries_path: Path, k: int = 10, use_server: bool = 
         raise ConfigError(f"--top-k {k} is more than the {manifest.n_docs} documents {index_dir} holds: each query "
                           f"needs {k} distinct documents")
     wait = max(2.0, SERVER_WAIT_SECONDS - (time.monotonic() - started))
-    results, how = (search_via_service(index_dir, manifest.fingerprint, queries, k, timeout=wait) if use_server
-                    else (None, "--no-server"))
+    results, how = (search_via_service(index_dir, manifest.fingerprint, queries, k, wait, [str(f) for f in parsed])
+                    if use_server else (None, "--no-server"))
     # The ids every answer is checked against: the file as built (its sha256), read with every check.
     verify_digests(folder.data, {DOC_IDS: manifest.files[DOC_IDS]})
     doc_ids = set(load_doc_ids(folder.path(DOC_IDS), manifest.n_docs))
-    problems = validate_results(results, doc_ids, queries, k) if results is not None else []
+    problems = validate_results(results, doc_ids, queries, k, exact=not parsed) if results is not None else []
     if problems:
         # A server answer that breaks the output rules is no answer: the batch is searched here instead.
         results, how = None, "the server's answer broke the output rules"
     if results is None:
         from citator.stance.shards.search import open_searcher
 
-        results = open_searcher(folder, cold=True).search(queries, k)
+        results = open_searcher(folder, cold=True).search(queries, k, filters=parsed)
         how = f"in-process, since {how}" if use_server else "in-process"
-        problems = validate_results(results, doc_ids, queries, k)
+        problems = validate_results(results, doc_ids, queries, k, exact=not parsed)
     if problems:
         raise ResultsError("results", None, "refusing to write invalid output: " + "; ".join(problems[:5]))
     return results, how
 
 
-def search_to_file(index_dir: Path, queries_path: Path, output: Path, k: int = 10, use_server: bool = True) -> str:
+def search_to_file(index_dir: Path, queries_path: Path, output: Path, k: int = 10, use_server: bool = True,
+                   filters: Sequence[str] = ()) -> str:
     """Search, validate, then write the output atomically; nothing is written on any failure."""
     if k < 1:
         raise ConfigError(f"--top-k must be at least 1, got {k}")
@@ -172,6 +178,6 @@ def search_to_file(index_dir: Path, queries_path: Path, output: Path, k: int = 1
     # Checked before the search (no work is wasted on an output that will be refused) and again when written.
     inputs = [queries_path, index_dir / MANIFEST]
     check_output(output, inputs)
-    results, how = search(index_dir, queries_path, k, use_server)
+    results, how = search(index_dir, queries_path, k, use_server, filters)
     write_results(output, results, inputs)
     return how

@@ -1,7 +1,9 @@
 """`citator ui`: a read-only page over one index — a proposition's supporting and refuting authority side by side.
 
-GET only, server-rendered HTML and one stylesheet: no script runs, every text is escaped by Jinja2's autoescape,
-and the query lives in the URL (`/?q=...`), so a brief can be shared by its address. Searches run one at a time on
+GET only, server-rendered HTML, one stylesheet and one script of the page's own (static/copy.js: the copy-citation
+buttons; nothing else depends on it): every text is escaped by Jinja2's autoescape, and the query and its
+metadata filters live in the URL (`/?q=...&from=1980-01-01&court=...&f=KEY OP VALUE`), so a brief can be shared by
+its address. Searches run one at a time on
 one long-lived worker thread, as in the search server (server/search_service.py): torch's thread pool belongs to
 the thread that calls it, and 2 cores gain nothing from two searches at once.
 """
@@ -14,18 +16,20 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from citator.data.metadata import document_metadata, short_citation
 from citator.data.records import STANCES
 from citator.stance.brief.evidence import Span, split_marked
 from citator.stance.brief.index import MAX_K, MAX_PROPOSITION_CHARS, StanceIndex
@@ -33,12 +37,13 @@ from citator.stance.brief.label import document_label
 from citator.stance.brief.notice import THRESHOLD, best_match, weak
 from citator.stance.brief.records import Citing
 from citator.stance.brief.render import excerpt, render
-from citator.errors import IndexDirError, PropositionError, one_line
+from citator.errors import FilterError, IndexDirError, PropositionError, one_line
 from citator.server.guard import host_guard
 from citator.server.pages import add_security_headers
 
 _HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
@@ -46,6 +51,34 @@ _HEADERS = {
 }
 
 _templates = Environment(loader=PackageLoader("citator.server.ui", "templates"), autoescape=True)
+
+
+# The page's filter controls, as its URL names them.
+FILTER_PARAMS = ("from", "to", "court", "jurisdiction", "f")
+
+
+@dataclass(frozen=True)
+class PageFilters:
+    """The page's filter controls as its URL holds them: a date range, a court, a jurisdiction, and any number of
+    "KEY OP VALUE" filters (`f`); blank ones are not filters."""
+
+    date_from: str = ""
+    to: str = ""
+    court: str = ""
+    jurisdiction: str = ""
+    more: tuple[str, ...] = ()
+
+    def texts(self) -> list[str]:
+        """The filters they make (docs/metadata.md), ANDed."""
+        named = [("date>=", self.date_from), ("date<=", self.to), ("court=", self.court),
+                 ("jurisdiction=", self.jurisdiction)]
+        return [f"{key}{value.strip()}" for key, value in named if value.strip()] + [m for m in self.more if m.strip()]
+
+    def query(self) -> dict[str, Any]:
+        """The URL parameters that give these filters again (for links that keep them)."""
+        named = {"from": self.date_from, "to": self.to, "court": self.court, "jurisdiction": self.jurisdiction}
+        more = [m for m in self.more if m.strip()]
+        return {**{k: v for k, v in named.items() if v.strip()}, **({"f": more} if more else {})}
 
 
 def _pieces(text: str, marks: tuple[Span, ...]) -> list[tuple[str, bool]]:
@@ -71,8 +104,9 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
 
     def page(template: str, status: int = 200, headers: Mapping[str, str] | None = None, **context: Any
              ) -> HTMLResponse:
+        context.setdefault("filters", PageFilters())
         html = _templates.get_template(template).render(trained=index.trained, statutes=index.statutes,
-                                                        title=HTTPStatus(status).phrase,
+                                                        title=HTTPStatus(status).phrase, keys=index.metadata_keys,
                                                         max_chars=MAX_PROPOSITION_CHARS, **context)
         return HTMLResponse(html, status_code=status, headers=headers)
 
@@ -85,37 +119,47 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
     step = k  # "more" asks for this many more per column
 
     @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
-    async def home(q: str = "", k: int = k) -> Response:
+    async def home(request: Request, q: str = "", k: int = k, date_from: str = Query("", alias="from"), to: str = "",
+                   court: str = "", jurisdiction: str = "", f: list[str] = Query([])) -> Response:
+        filters = PageFilters(date_from, to, court, jurisdiction, tuple(f))
+        if any(name in FILTER_PARAMS and not value.strip() for name, value in request.query_params.multi_items()):
+            # The form sends its empty controls too: the brief's address is the one without them.
+            kept = {"q": q, **({"k": k} if "k" in request.query_params else {}), **filters.query()}
+            return RedirectResponse("/?" + urlencode(kept, doseq=True), status_code=303)
         if not q.strip():
-            return page("brief.html", q="", columns=None, error=None, k=k)
+            return page("brief.html", q="", columns=None, error=None, k=k, filters=filters)
         cited = index.cited(q)
         if cited:  # an exact citation: straight to the section, no search
             return RedirectResponse("/document?" + urlencode({"id": cited[0], "p": 0, "q": q}), status_code=303)
         mismatch = await run(index.mismatch, q)
         if mismatch:  # an exact citation of what this index does not hold: one sentence, no unrelated list
-            return page("brief.html", q=q, columns=None, error=None, k=k, mismatch=mismatch)
+            return page("brief.html", q=q, columns=None, error=None, k=k, mismatch=mismatch, filters=filters)
         k = min(max(k, 1), MAX_K)
         try:
-            columns = await run(_columns, index, q, k)
-        except PropositionError as exc:
-            return page("brief.html", 400, q=q, columns=None, error=str(exc), k=k)
+            columns = await run(_columns, index, q, k, filters)
+        except (PropositionError, FilterError) as exc:
+            return page("brief.html", 400, q=q, columns=None, error=str(exc), k=k, filters=filters)
         return page("brief.html", q=q, proposition=" ".join(q.split()), columns=columns, error=None, k=k,
-                    **_tools(index, q, k, step, columns))
+                    filters=filters, **_tools(index, q, k, step, columns, filters))
 
     @app.api_route("/export", methods=["GET", "HEAD"])
-    async def export(q: str = "", k: int = k, format: str = "markdown") -> Response:  # noqa: A002
+    async def export(q: str = "", k: int = k, format: str = "markdown",  # noqa: A002
+                     date_from: str = Query("", alias="from"), to: str = "", court: str = "", jurisdiction: str = "",
+                     f: list[str] = Query([])) -> Response:
         if format not in EXPORTS or index.statutes:
             return page("error.html", 404, message="Export gives a case index's brief as markdown or json.", q=q)
+        filters = PageFilters(date_from, to, court, jurisdiction, tuple(f))
         try:
-            brief = await run(index.brief, q, min(max(k, 1), MAX_K))
-        except PropositionError as exc:
+            brief = await run(index.brief, q, min(max(k, 1), MAX_K), filters.texts())
+        except (PropositionError, FilterError) as exc:
             return page("error.html", 400, message=str(exc), q=q)
         media, suffix = EXPORTS[format]
         return Response(render(brief, format) + "\n", media_type=media, headers={
             "Content-Disposition": f'attachment; filename="citator-brief.{suffix}"'})
 
     @app.api_route("/document", methods=["GET", "HEAD"], response_class=HTMLResponse)
-    async def document(id: str, p: int = 0, q: str = "", stance: str = "") -> Response:  # noqa: A002
+    async def document(request: Request, id: str, p: int = 0, q: str = "",  # noqa: A002
+                       stance: str = "") -> Response:
         try:
             doc, span, marks = await run(index.passage_in_place, id, p, q)
         except PropositionError as exc:
@@ -125,11 +169,12 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
         stance = stance if stance in STANCES else ""
         inside = tuple(Span(m.start - span.start, m.end - span.start) for m in marks)
         flag, cited_by = await run(index.treatment, id)
-        return page("document.html", doc=doc, label=document_label(doc), q=q, stance=stance, passage=p, flag=flag,
+        label = short_citation(doc.title, document_metadata(doc)) or document_label(doc)
+        return page("document.html", doc=doc, label=label, q=q, stance=stance, passage=p, flag=flag,
                     cited_by=cited_by, reasons=tuple(c for c in cited_by if c.flag == flag) if flag else (),
                     citing=_citing_links(cited_by, q),
                     before=text[:span.start], evidence=_pieces(text[span.start:span.end], inside),
-                    after=text[span.end:], back="/?" + urlencode({"q": q}) if q else "/")
+                    after=text[span.end:], back=_back(q, request))
 
     return app
 
@@ -190,24 +235,29 @@ def _limit_threads(threads: int) -> None:
 EXPORTS = {"markdown": ("text/markdown; charset=utf-8", "md"), "json": ("application/json", "json")}
 
 
-def _columns(index: StanceIndex, q: str, k: int) -> list[tuple[str, str, list[dict[str, Any]]]]:
+def _columns(index: StanceIndex, q: str, k: int, filters: PageFilters) -> list[tuple[str, str, list[dict[str, Any]]]]:
     """The page's columns: a statute index's sections, or a brief's columns (supporting and refuting authority
-    where the index ranked them apart, else the one list that says why)."""
+    where the index ranked them apart, else the one list that says why), of the documents that meet `filters`."""
+    kept = filters.query()
     if index.statutes:
-        return [("all", "Sections", [_card(hit, q, "all") for hit in index.search(q, "all", k)])]
-    return [(key, heading, [_card(hit, q, key) for hit in hits]) for key, heading, hits in index.brief(q, k).columns()]
+        hits = index.search(q, "all", k, filters.texts())
+        return [("all", "Sections", [_card(hit, q, "all", kept) for hit in hits])]
+    brief = index.brief(q, k, filters.texts())
+    return [(key, heading, [_card(hit, q, key, kept) for hit in hits]) for key, heading, hits in brief.columns()]
 
 
-def _tools(index: StanceIndex, q: str, k: int, step: int, columns: list[tuple[str, str, list[dict[str, Any]]]]
-           ) -> dict[str, Any]:
+def _tools(index: StanceIndex, q: str, k: int, step: int, columns: list[tuple[str, str, list[dict[str, Any]]]],
+           filters: PageFilters) -> dict[str, Any]:
     """What the page offers around a brief: "more" (k + step per column, the first new hit the address's target)
-    while a column is full, the downloads of a case index's brief, and the "no good match" notice."""
+    while a column is full, the downloads of a case index's brief, and the "no good match" notice; every link
+    keeps the brief's filters."""
     hits = [c["hit"] for _, _, cards in columns for c in cards]
     full = any(len(cards) == k for _, _, cards in columns)
-    more = ("/?" + urlencode({"q": q, "k": min(k + step, MAX_K)}) + f"#{columns[0][0]}-hit-{k + 1}"
-            if full and k < MAX_K else None)
+    kept = filters.query()
+    more = ("/?" + urlencode({"q": q, "k": min(k + step, MAX_K), **kept}, doseq=True)
+            + f"#{columns[0][0]}-hit-{k + 1}" if full and k < MAX_K else None)
     exports = None if index.statutes else {
-        fmt: "/export?" + urlencode({"q": q, "k": k, "format": fmt}) for fmt in EXPORTS}
+        fmt: "/export?" + urlencode({"q": q, "k": k, "format": fmt, **kept}, doseq=True) for fmt in EXPORTS}
     return {"more": more, "exports": exports, "best": best_match(hits), "weak": weak(hits), "threshold": THRESHOLD}
 
 
@@ -216,10 +266,20 @@ def _citing_links(cited_by: Iterable[Citing], q: str) -> dict[str, str]:
     return {c.doc_id: "/document?" + urlencode({"q": q, "id": c.doc_id}) for c in cited_by}
 
 
-def _card(hit: Any, q: str, stance: str) -> dict[str, Any]:
-    """What the page shows of one hit: the evidence excerpt as marked pieces, the link to the passage in place."""
+def _back(q: str, request: Request) -> str:
+    """The brief a document was opened from: its proposition and the filters the link carried."""
+    if not q:
+        return "/"
+    kept = [(name, value) for name, value in request.query_params.multi_items() if name in FILTER_PARAMS and value]
+    return "/?" + urlencode([("q", q), *kept])
+
+
+def _card(hit: Any, q: str, stance: str, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What the page shows of one hit: the evidence excerpt as marked pieces, the link to the passage in place
+    (carrying the brief's `filters`, so its way back is the same brief)."""
     text, marks, cut_before, cut_after = excerpt(hit.evidence.text, hit.evidence.marks)
-    link = "/document?" + urlencode({"id": hit.doc_id, "p": hit.evidence.passage, "q": q, "stance": stance})
+    link = "/document?" + urlencode({"id": hit.doc_id, "p": hit.evidence.passage, "q": q, "stance": stance,
+                                     **(filters or {})}, doseq=True)
     families: dict[str, list[Any]] = {}
     for s in hit.signals:
         families.setdefault(s.family, []).append(s)

@@ -27,7 +27,9 @@ from citator.stance.brief.records import Brief, Citing, Evidence, Hit, MemoryRea
 from citator.data.citations import CitationResolver, base_doc_id, parse_citation
 from citator.data.arguments import flag, optional_text, path_argument, whole_number
 from citator.data.atomic import command_inputs
+from citator.data.filters import Filter, check_keys, parse_filters
 from citator.data.jsonl import encodable
+from citator.data.metadata import document_metadata, short_citation
 from citator.data.queries import MAX_QUERY_CHARS, cut_for_search
 from citator.data.records import STANCES, Document, Query, ScoredDoc
 from citator.errors import IndexDirError, PropositionError
@@ -160,19 +162,26 @@ class StanceIndex:
         config = self.searcher.config
         return self.trained or config.stance_contrast > 0 or config.refuter_slots > 0
 
-    def search(self, text: str, stance: str = "all", k: int = 10) -> tuple[Hit, ...]:
-        """The top `k` documents for `text` asked with `stance`, best first."""
+    def metadata_keys(self) -> list[str]:
+        """Every metadata key a document of the index has (what a filter may name), sorted."""
+        self._fresh()
+        return sorted(self.searcher.metadata_keys)
+
+    def search(self, text: str, stance: str = "all", k: int = 10, filters: Sequence[str | Filter] = ()
+               ) -> tuple[Hit, ...]:
+        """The top `k` documents for `text` asked with `stance`, best first; with `filters` ("date>=1980-01-01",
+        ANDed: docs/metadata.md), the top `k` of the documents that meet them."""
         if stance not in STANCES:
             raise PropositionError(f"stance must be one of {', '.join(STANCES)}, got {stance!r}")
         self._fresh()
-        return self._answer(text, self._batch(stance), k)[stance]
+        return self._answer(text, self._batch(stance), k, filters)[stance]
 
-    def brief(self, text: str, k: int = 5) -> Brief:
-        """The top `k` supporting and refuting documents for `text`, each with its evidence and reasons: two
-        columns where the index ranks by stance (a trained index) and the two rankings differ, else one list of
-        relevant authority that says why (records.Brief)."""
+    def brief(self, text: str, k: int = 5, filters: Sequence[str | Filter] = ()) -> Brief:
+        """The top `k` supporting and refuting documents for `text` (of those that meet `filters`), each with its
+        evidence and reasons: two columns where the index ranks by stance (a trained index) and the two rankings
+        differ, else one list of relevant authority that says why (records.Brief)."""
         self._fresh()
-        hits = self._answer(text, PAIR, k)
+        hits = self._answer(text, PAIR, k, filters)
         return Brief.of(" ".join(text.split()), hits["supported"], hits["refuted"], self.trained, self.ranks_stance)
 
     def document(self, doc_id: str) -> Document:
@@ -200,11 +209,14 @@ class StanceIndex:
         stance alone."""
         return PAIR if stance in PAIR else (stance,)
 
-    def _answer(self, text: str, stances: Sequence[str], k: int) -> dict[str, tuple[Hit, ...]]:
+    def _answer(self, text: str, stances: Sequence[str], k: int, filters: Sequence[str | Filter]
+                ) -> dict[str, tuple[Hit, ...]]:
         text = _check(text, k)
+        parsed = parse_filters(filters)
+        check_keys(parsed, self.searcher.metadata_keys)
         # The words a search reads (data/queries.py): the evidence is chosen and marked with the same.
         queries = cut_for_search([Query(f"q:{s}", text, s) for s in stances])
-        found = self.searcher.explained(queries, k)
+        found = self.searcher.explained(queries, k, parsed)
         keys = self._keys(queries[0].text)
         return {query.stance: tuple(self._hit(rank, hit, keys) for rank, hit in enumerate(row, 1))
                 for query, row in zip(queries, found)}
@@ -220,8 +232,10 @@ class StanceIndex:
         signals = tuple(SignalScore(name, score, ranks[name]) for name, score in e.signals.items())
         memory = None if e.reasons is None else tuple(
             MemoryReason(entry.proposition_id, entry.text, entry.stance, similarity) for entry, similarity in e.reasons)
+        metadata = document_metadata(doc)
+        flag, cited_by = self.treatment(scored.doc_id)
         return Hit(rank, scored.doc_id, doc.title, document_label(doc), scored.score, evidence, signals, memory,
-                   *self.treatment(scored.doc_id))
+                   flag=flag, cited_by=cited_by, metadata=metadata, citation=short_citation(doc.title, metadata))
 
     def treatment(self, doc_id: str) -> tuple[str | None, tuple[Citing, ...]]:
         """A document's flag and what later decisions of the index say of it (red first, then yellow, then the

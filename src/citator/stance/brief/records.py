@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
+
+from citator.data.metadata import Scalar
 
 from citator.stance.brief.evidence import Span
 
@@ -95,7 +98,9 @@ class Citing:
 class Hit:
     """One ranked document: `score` is the fused score search ranks by; `memory` is None without trained memory.
     `flag`: the index's treatment flag of the document (red, yellow or None), shown and never ranked by; `cited_by`:
-    the later decisions that treat it, the reasons for its flag among them."""
+    the later decisions that treat it, the reasons for its flag among them.
+    `metadata`: the document's (docs/metadata.md), {} without; `citation`: its short citation ("California v.
+    Acevedo, 500 U.S. 565 (1991)"), None where the metadata has no reporter citation."""
 
     rank: int
     doc_id: str
@@ -107,6 +112,8 @@ class Hit:
     memory: tuple[MemoryReason, ...] | None
     flag: str | None = None
     cited_by: tuple[Citing, ...] = ()
+    metadata: Mapping[str, Scalar] = field(default_factory=dict)
+    citation: str | None = None
 
     @property
     def reasons(self) -> tuple[Citing, ...]:
@@ -125,6 +132,7 @@ class Hit:
                 {"proposition_id": m.proposition_id, "text": m.text, "stance": m.stance, "similarity": m.similarity}
                 for m in self.memory],
             "flag": self.flag, "cited_by": [c.to_json() for c in self.cited_by],
+            "citation": self.citation, "metadata": dict(self.metadata),
         }
 
 

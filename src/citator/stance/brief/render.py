@@ -63,6 +63,15 @@ def _signals(hit: Hit) -> str:
     return "; ".join([f"fused {hit.score:.4f}", *parts])
 
 
+def _cited(hit: Hit) -> list[str]:
+    """The hit's short citation, decision date, court and opinion address, where its metadata has them."""
+    meta = hit.metadata
+    parts = [hit.citation] if hit.citation else []
+    parts += [f"decided {meta['date']}"] if "date" in meta else []
+    parts += [str(meta[key]) for key in ("court", "url") if key in meta]
+    return parts
+
+
 def _memory(hit: Hit) -> list[str]:
     if hit.memory is None:
         return ["no trained memory"]
@@ -104,6 +113,8 @@ def table(brief: Brief) -> str:
         for hit in hits:
             header = f"{hit.title} | {hit.label} | {hit.doc_id}"
             lines.append(f"{hit.rank:>3}. {_plain(header)}")
+            if _cited(hit):
+                lines.append(wrap("cite: " + " | ".join(_cited(hit)), "     "))
             warning = caution(hit)
             if warning:
                 lines.append(wrap(warning, "     "))
@@ -131,7 +142,8 @@ def markdown(brief: Brief) -> str:
             # Every field from data through markdown_text; the id is shown as code by a tag (a code span would
             # show the escapes themselves).
             authority = (f"**{markdown_text(hit.title)}**<br>{markdown_text(hit.label)}<br>"
-                         f"<code>{markdown_text(hit.doc_id)}</code>")
+                         f"<code>{markdown_text(hit.doc_id)}</code>"
+                         + "".join(f"<br>{markdown_text(part)}" for part in _cited(hit)))
             warning = caution(hit)
             if warning:
                 authority += f"<br>**{markdown_text(warning)}**"

@@ -35,7 +35,8 @@ class Candidates:
 class FeatureTable:
     """Each signal's (n_queries, n_docs) scores for a batch, with what the ranker's features read besides: the
     queries' stances, the documents' years and citation counts (of the model whose parts scored the batch), and
-    the batch's query token states with the index's document tokens where late interaction is scored."""
+    the batch's query token states with the index's document tokens where late interaction is scored. `allowed`:
+    the documents a filter leaves in (None: all), set by `masked`."""
 
     signals: Mapping[str, np.ndarray]
     stances: Sequence[str]
@@ -43,6 +44,13 @@ class FeatureTable:
     citations: Mapping[str, np.ndarray] | None
     tokens: TokenStates | None
     store: TokenStore | None
+    allowed: np.ndarray | None = None
+
+    def masked(self, allowed: np.ndarray) -> FeatureTable:
+        """The table over the `allowed` documents alone: every other document scores -inf under every signal, so it
+        neither bounds a signal's normalisation nor becomes a candidate while an allowed one is left."""
+        signals = {name: np.where(allowed, m, -np.inf).astype(m.dtype) for name, m in self.signals.items()}
+        return replace(self, signals=signals, allowed=allowed)
 
     def only(self, names: Sequence[str]) -> FeatureTable:
         """The table with the named signals alone."""
@@ -53,6 +61,8 @@ class FeatureTable:
         With query tokens and a document store, the first late_interaction.DEPTH candidates are also scored by late
         interaction (the others get NaN)."""
         base = interpolate(self.signals, weights, norm_depth)
+        if self.allowed is not None:
+            base = np.where(self.allowed, base, -np.inf)
         cand, _ = top_k(base, depth)
         late = late_scores(self.tokens, cand, self.store) if self.tokens is not None and self.store is not None \
             else None
@@ -72,7 +82,8 @@ class FeatureTable:
         table = self if reads_late_interaction(ranker.features) else replace(self, tokens=None)
         found = table.candidates(config.weights, ranker.candidates, config.norm_depth)
         logits = ranker.score(found.names, found.x)
-        out = found.base - found.base.max(axis=1, keepdims=True) - 1.0
+        with np.errstate(invalid="ignore"):  # a query no document is allowed for: -inf - -inf, placed by no one
+            out = found.base - found.base.max(axis=1, keepdims=True) - 1.0
         rows = np.arange(found.idx.shape[0])[:, None]
         out[rows, found.idx] = ranked_places(logits)
         return out

@@ -26,6 +26,7 @@ import numpy as np
 from citator.data import read_corpus, write_json_atomic
 from citator.data.atomic import check_output, exclusive_dir, holds_command_input, output_dir, owning
 from citator.data.hashing import sha256_file
+from citator.data.metadata import SideMetadata, read_side_metadata
 from citator.data.records import Document
 from citator.engines.dense import DenseIndex
 from citator.engines.lexical import CorpusStats, LexicalIndex, Tokenized
@@ -36,6 +37,7 @@ from citator.stance.retrieve import layout
 from citator.stance.retrieve.config import BASE_SIGNALS, RetrievalConfig
 from citator.stance.retrieve.documents import write_documents
 from citator.stance.retrieve.index_files import record_files
+from citator.stance.retrieve.metadata_table import write_metadata
 from citator.stance.retrieve.late_interaction import TokenStore, reads_late_interaction
 from citator.stance.retrieve.layout import (
     BUILD_LOCK, BUILD_MARK, BUILD_PREFIX, DENSE, DOC_IDS, FINETUNED_ENCODER, LEXICAL_DOC, LEXICAL_EXPANDED,
@@ -82,6 +84,7 @@ class BuildOptions:
     asked for). `passages`: base passages already computed for this corpus and encoder, reused. `keep_tokens`:
     store the documents' token states for late interaction (default: when the model's ranker reads them).
     `treatments`: a user's own treatment rows (a JSONL file, docs/treatments.md) laid over the extracted table.
+    `metadata`: a side file of document metadata keyed by doc_id (docs/metadata.md).
     """
 
     encoder_path: Path | None = None
@@ -93,6 +96,7 @@ class BuildOptions:
     min_docs: int = MIN_DOCS
     progress: bool = True
     treatments: Path | None = None
+    metadata: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,8 @@ class BuildRequest:
     another encoder), the base passages to reuse, and whether the documents' token states are kept. `earlier`: the
     generation an update replaces (stance/retrieve/update.py): what it holds that no document decides (the model's
     parts it copied in, the query graphs, its provenance) is copied from it rather than made again.
-    `treatments`: a user's own treatment rows, checked against the corpus, merged into the index's table."""
+    `treatments`: a user's own treatment rows, checked against the corpus, merged into the index's table.
+    `metadata`: the side file of metadata merged over the documents' own as the index stores them."""
 
     docs: Sequence[Document]
     corpus_sha256: str
@@ -115,6 +120,7 @@ class BuildRequest:
     progress: bool = True
     earlier: IndexFolder | None = None
     treatments: tuple[Treatment, ...] = ()
+    metadata: SideMetadata | None = None
 
     @property
     def corpus(self) -> CorpusSlice:
@@ -152,9 +158,12 @@ def prepare_build(corpus_path: Path, index_dir: Path, options: BuildOptions, rea
     with owning(index_dir):  # the manifest the build ends by replacing (a symlink, a directory)
         check_output(index_dir / MANIFEST)
     docs: list[Document] = []
+    side = None if options.metadata is None else read_side_metadata(options.metadata)
     if read_docs:
         docs = read_corpus(corpus_path, lenient=True)
         check_enough(corpus_path, len(docs), options.min_docs)
+        if side is not None:
+            side.check_known([d.doc_id for d in docs])
     # A user's rows are checked before any work (one line naming file, line and field); a build that reads the
     # corpus in blocks checks them once it has the corpus's ids (stance/shards/build.py).
     user = user_rows(options.treatments, [d.doc_id for d in docs]) if read_docs else ()
@@ -178,7 +187,7 @@ def prepare_build(corpus_path: Path, index_dir: Path, options: BuildOptions, rea
         raise IndexDirError(f"config weights use {missing}, which need trained artifacts (--artifacts)")
     keep = options.keep_tokens if options.keep_tokens is not None else ranker_reads_tokens(artifacts)
     request = BuildRequest(docs, corpus_sha256, base, config, artifacts, options.passages, keep,
-                           progress=options.progress, treatments=user)
+                           progress=options.progress, treatments=user, metadata=side)
     return request, encoder
 
 
@@ -250,7 +259,9 @@ def write_data(data_dir: Path, request: BuildRequest, encoder: Encoder | None) -
     if parts is not None:
         _add_model(data_dir, request, parts, vectors, starts)
     (data_dir / DOC_IDS).write_text(json.dumps([d.doc_id for d in docs]), encoding="utf-8")
-    write_documents(data_dir, docs)  # titles and texts, for briefs that show the passage that scored
+    stored = docs if request.metadata is None else request.metadata.apply(docs)
+    write_documents(data_dir, stored)  # titles and texts, for briefs that show the passage that scored
+    write_metadata(data_dir, stored)
     if part is None:  # a sharded index keeps the corpus's table beside its shards (stance/shards/build.py)
         write_treatments(data_dir, docs, request.treatments, request.progress)
     if part is None or part.start == 0:  # of a sharded index, the first shard's graphs encode every query

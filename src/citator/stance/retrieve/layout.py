@@ -12,6 +12,7 @@ the manifest first, so this module stays light (no numpy, no models).
       build-XXXX/                    the data folder of a build or update (the manifest names the current one and,
                                      after an update, the one before it, kept for readers still holding it)
         doc_ids.json  passage_starts.npy  dense.npy  documents.jsonl  documents_offsets.npy  treatments.jsonl
+        document_metadata.json
         lexical_doc/  lexical_passage/  query_graphs/{base,finetuned}.onnx
         with a trained model: finetuned_encoder/  memory/  memory_links.npy  lexical_expanded/
                               doc_embedding.npy  ranker.json  late_tokens.npy  late_scales.npy  late_offsets.npy
@@ -58,6 +59,7 @@ DOCUMENTS, DOCUMENT_OFFSETS = "documents.jsonl", "documents_offsets.npy"  # the 
 # The corpus's treatment table (stance/retrieve/treatments.py): in one index's data folder, and in a sharded index's
 # beside its shards (a shard has none: a decision treats cases in other shards).
 TREATMENTS = "treatments.jsonl"
+METADATA = "document_metadata.json"  # each document's metadata in corpus order (docs/metadata.md), which filters read
 QUERY_GRAPHS = "query_graphs"  # ONNX query encoders: base.onnx and, with a trained model, finetuned.onnx
 # What a trained model adds: its parts copied in, and what they give over this corpus.
 FINETUNED_ENCODER = "finetuned_encoder"  # the model's fine-tuned query encoder (the server runs it in torch)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from citator.data.filters import Filter
 from citator.data.records import Document, Query, ResultLine
 from citator.stance.retrieve.config import RetrievalConfig
 from citator.stance.retrieve.explain import Explained
@@ -28,17 +29,20 @@ class Searcher(Protocol):
     config: RetrievalConfig
     doc_ids: list[str]
     treatments: TreatmentTable  # the corpus's treatment table, checked as the index opened; never ranked by
+    metadata_keys: frozenset[str]  # every metadata key a document of the index has
 
     @property
     def positions(self) -> dict[str, int]:
         """Each document's position in the corpus, by doc id."""
         ...
 
-    def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256) -> list[ResultLine]:
-        """Top-k distinct documents per query, best first."""
+    def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256, *,
+               filters: Sequence[Filter] = ()) -> list[ResultLine]:
+        """Top-k distinct documents per query, best first, of those that meet every filter."""
         ...
 
-    def explained(self, queries: Sequence[Query], k: int = 10) -> list[list[Explained]]:
+    def explained(self, queries: Sequence[Query], k: int = 10, filters: Sequence[Filter] = ()
+                  ) -> list[list[Explained]]:
         """A search of `queries`, each hit with its document, its explanation and its rank under each signal."""
         ...
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from citator.data.filters import Filter
 from citator.data.queries import cut_for_search
 from citator.data.records import Document, Query, ResultLine, ScoredDoc
 from citator.engines import dense as dense_module
@@ -28,9 +29,10 @@ from citator.stance.retrieve.index_files import (
 )
 from citator.stance.retrieve.late_interaction import OFFSETS, SCALES, TOKENS, TokenStore, reads_late_interaction
 from citator.stance.retrieve.layout import (
-    DENSE, DOC_IDS, FINETUNED_ENCODER, LEXICAL_DOC, LEXICAL_PASSAGE, PASSAGE_STARTS, QUERY_GRAPHS, RANKER, IndexFolder,
-    open_folder, query_graph,
+    DENSE, DOC_IDS, FINETUNED_ENCODER, LEXICAL_DOC, LEXICAL_PASSAGE, METADATA, PASSAGE_STARTS, QUERY_GRAPHS, RANKER,
+    IndexFolder, open_folder, query_graph,
 )
+from citator.stance.retrieve.metadata_table import MetadataTable
 from citator.stance.retrieve.learned import LearnedParts, reads_encoder
 from citator.stance.retrieve.ranker import Ranker, doc_years, load_ranker
 from citator.stance.retrieve.treatments import load_treatments
@@ -136,6 +138,9 @@ class StanceSearcher:
         self.lexical_passage = LexicalIndex.load(path(LEXICAL_PASSAGE), units=n_passages)
         self.dense = DenseIndex(load_array(path(DENSE), 2, "f", rows=n_passages, mmap=True))
         self.documents = DocumentStore(self.folder.data, self.doc_ids)
+        self.metadata = (MetadataTable.load(path(METADATA), n_docs) if METADATA in self.manifest.files
+                         else MetadataTable.empty(n_docs))
+        self.metadata_keys = self.metadata.keys
         self._encoder_path = encoder_path or self.manifest.source.encoder_path
         self._cold = cold
         self._encoder: Encoder | None = None  # loaded on first use: with a model, the fine-tuned one may be all it needs
@@ -300,15 +305,19 @@ class StanceSearcher:
         return contrast.DEPTH
 
     def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256,
-               on_batch: BatchObserver | None = None) -> list[ResultLine]:
-        """Top-k distinct known documents per query with finite, non-increasing scores.
+               on_batch: BatchObserver | None = None, filters: Sequence[Filter] = ()) -> list[ResultLine]:
+        """Top-k distinct known documents per query with finite, non-increasing scores; with `filters`, of the
+        documents that meet them (fewer than k only where fewer meet them).
 
         With a stance contrast or refuter slots configured, a text the batch asks with both stances has its two
         rankings read side by side (stance/retrieve/contrast.py), whichever sub-batches its queries fall in.
         `on_batch(first row, signal matrices, encoding)` sees each sub-batch's signals before they are fused (a
-        brief shows what ranked each document); it changes nothing of the ranking.
+        brief shows what ranked each document); it changes nothing of the ranking. A filter applies before the top
+        k: the documents it leaves out score -inf under every signal (FeatureTable.masked), so they neither shape
+        the fusion nor take a place.
         """
         queries = cut_for_search(queries)  # bounded work per query, whoever calls (data/queries.py)
+        allowed = self.metadata.allowed(filters) if filters else None
         names = self.needed_signals()
         batch_size = max(1, min(batch_size, MAX_BATCH_CELLS // max(self.manifest.n_passages, 1)))
         citations = self.learned.citations if self.learned is not None else None
@@ -329,7 +338,10 @@ class StanceSearcher:
             table = self.features(batch, names, encoded)
             if on_batch is not None:
                 on_batch(start, table.signals, encoded)
+            table = table if allowed is None else table.masked(allowed)
             fused = np.nan_to_num(table.fused(self.config, self.ranker), nan=0.0, posinf=0.0, neginf=0.0)
+            if allowed is not None:
+                fused[:, ~allowed] = -np.inf
             tops.append(top_k(fused, depth))
             rows = [r for r in range(start, start + len(batch)) if r in slot_rows]
             if rows and refuters is not None:
@@ -347,12 +359,14 @@ class StanceSearcher:
             idx, scores = contrast.splice(top_idx, top_scores, idx, scores, k)
         idx, scores = idx[:, :k], scores[:, :k]
         # Plain lists: iterating numpy rows element by element (memmap-derived, too) costs ~80 us a query.
-        return [ResultLine(q.query_id, tuple(ScoredDoc(self.doc_ids[i], s) for i, s in zip(row_idx, row_scores)))
+        return [ResultLine(q.query_id, tuple(ScoredDoc(self.doc_ids[i], s) for i, s in zip(row_idx, row_scores)
+                                             if allowed is None or allowed[i]))
                 for q, row_idx, row_scores in zip(queries, idx.tolist(), np.asarray(scores, dtype=np.float64).tolist())]
 
-    def explained(self, queries: Sequence[Query], k: int = 10) -> list[list[Explained]]:
-        """A search of `queries`, each hit explained (stance/retrieve/explain.py) with the very signals and query
-        vectors the search computed, and ranked under each signal."""
+    def explained(self, queries: Sequence[Query], k: int = 10, filters: Sequence[Filter] = ()
+                  ) -> list[list[Explained]]:
+        """A search of `queries` (with `filters`), each hit explained (stance/retrieve/explain.py) with the very
+        signals and query vectors the search computed, and ranked under each signal among all documents."""
         queries = cut_for_search(queries)
         seen: dict[int, QueryView] = {}
 
@@ -363,7 +377,7 @@ class StanceSearcher:
                                       None if encoded is None or encoded.vectors is None else encoded.vectors[i],
                                       None if encoded is None or encoded.base is None else encoded.base[i])
 
-        results = self.search(queries, k, on_batch=observe)
+        results = self.search(queries, k, on_batch=observe, filters=filters)
         out = []
         for r, (query, line) in enumerate(zip(queries, results)):
             view = seen.get(r, QueryView(query.text, {}, None, None))

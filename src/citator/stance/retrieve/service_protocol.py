@@ -51,9 +51,11 @@ def short_socket_path(directory: Path) -> Iterator[str]:
         os.close(fd)
 
 
-def encode_request(fingerprint: str, queries: Sequence[Query], k: int) -> bytes:
+def encode_request(fingerprint: str, queries: Sequence[Query], k: int, filters: Sequence[str] = ()) -> bytes:
+    """A search request; `filters`: "KEY OP VALUE" texts the server parses as the command line does."""
     rows = [{"query_id": q.query_id, "text": q.text, "stance": q.stance} for q in queries]
-    return (json.dumps({"fingerprint": fingerprint, "k": k, "queries": rows}) + "\n").encode()
+    asked = {"filters": list(filters)} if filters else {}
+    return (json.dumps({"fingerprint": fingerprint, "k": k, "queries": rows, **asked}) + "\n").encode()
 
 
 def decode_results(reply: dict[str, Any]) -> list[ResultLine]:
@@ -135,7 +137,8 @@ def _check_alive(pid: int) -> None:
 
 
 def search_via_service(
-    index_dir: Path, fingerprint: str, queries: Sequence[Query], k: int, timeout: float = 10.0
+    index_dir: Path, fingerprint: str, queries: Sequence[Query], k: int, timeout: float = 10.0,
+    filters: Sequence[str] = (),
 ) -> tuple[list[ResultLine] | None, str]:
     """Results from a live server for this exact index, or None and why not (absent, dead, stopped or hung,
     stale, or a wrong answer)."""
@@ -148,7 +151,7 @@ def search_via_service(
         if info.get("fingerprint") != fingerprint:
             return None, "the running server holds another build of the index"
         _check_alive(pid)
-        reply = ask(index_dir, encode_request(fingerprint, queries, k), timeout)
+        reply = ask(index_dir, encode_request(fingerprint, queries, k, filters), timeout)
         if not isinstance(reply, dict):
             return None, "no usable answer from the server (not a JSON object)"
         if reply.get("fingerprint") != fingerprint or "results" not in reply:

@@ -130,6 +130,8 @@ def build_sharded(corpus_path: Path, index_dir: Path, sharding: Sharding,
         check_enough(corpus_path, len(ids))
         request = replace(request, treatments=user_rows(options.treatments, ids))
         _say(request.progress, f"{len(ids)} documents read in blocks by Ray Data", began)
+    if request.metadata is not None:
+        request.metadata.check_known(ids)
     shards = sharding.shards
     if isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= len(ids):
         raise ConfigError(f"--shards must be between 1 and the corpus's {len(ids)} documents, got {shards!r}")

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from citator.data.filters import Filter, check_keys
 from citator.data.queries import cut_for_search
 from citator.data.records import Document, Query, ResultLine, ScoredDoc
 from citator.engines.fusion import best_n, interpolate, top_k, topn_bounds
@@ -82,26 +83,38 @@ class ShardWorker:
         s = self.searcher
         return {"names": s.needed_signals(), "learned": s.uses_ranker, "late": s.uses_late_interaction,
                 "n_docs": len(s.doc_ids), "n_passages": s.manifest.n_passages, "first": s.doc_ids[0],
-                "last": s.doc_ids[-1], "pid": os.getpid(), "manifest": s.manifest}
+                "last": s.doc_ids[-1], "pid": os.getpid(), "manifest": s.manifest, "keys": s.metadata_keys}
 
     def use_numba(self) -> None:
         self.searcher.use_numba()
 
-    def best(self, key: str, queries: Sequence[Query], encoded: EncodedQueries, names: Sequence[str], n: int
-             ) -> dict[str, np.ndarray]:
-        """Round 1: per signal, this shard's n best scores of each query (kept for round 2 of batch `key`)."""
+    def _masked(self, signals: Mapping[str, np.ndarray], filters: Sequence[Filter]
+                ) -> tuple[Mapping[str, np.ndarray], np.ndarray | None]:
+        """The signals over the documents of this shard that meet `filters` (the others -inf, as one index masks
+        them: FeatureTable.masked), and which those are (None: no filter)."""
+        if not filters:
+            return signals, None
+        allowed = self.searcher.metadata.allowed(filters, check=False)  # the coordinator checked the keys
+        return {name: np.where(allowed, m, -np.inf).astype(m.dtype) for name, m in signals.items()}, allowed
+
+    def best(self, key: str, queries: Sequence[Query], encoded: EncodedQueries, names: Sequence[str], n: int,
+             filters: Sequence[Filter] = ()) -> dict[str, np.ndarray]:
+        """Round 1: per signal, this shard's n best scores of each query among the documents that meet `filters`
+        (the signals kept for round 2 of batch `key`)."""
         signals = self.searcher.signal_matrices(queries, names, encoded)
         self._pending = {key: signals}  # one batch in flight: a coordinator waits for round 2 before the next
-        return {name: best_n(matrix, n) for name, matrix in signals.items()}
+        return {name: best_n(matrix, n) for name, matrix in self._masked(signals, filters)[0].items()}
 
     def candidates(self, key: str, queries: Sequence[Query], encoded: EncodedQueries, names: Sequence[str],
-                   bounds: Mapping[str, tuple[np.ndarray, np.ndarray]], depth: int, learned: bool) -> ShardCandidates:
-        """Round 2: this shard's `depth` best documents under the whole index's `bounds`. A worker restarted
-        between the rounds has lost round 1's signals and computes them again."""
+                   bounds: Mapping[str, tuple[np.ndarray, np.ndarray]], depth: int, learned: bool,
+                   filters: Sequence[Filter] = ()) -> ShardCandidates:
+        """Round 2: this shard's `depth` best documents under the whole index's `bounds`, those a filter leaves out
+        scored -inf. A worker restarted between the rounds has lost round 1's signals and computes them again."""
         s = self.searcher
-        signals = self._pending.pop(key, None) or s.signal_matrices(queries, names, encoded)
-        base = interpolate(signals, s.config.weights, bounds=bounds)
-        idx, scores = top_k(np.nan_to_num(base, nan=0.0, posinf=0.0, neginf=0.0), depth)
+        pending = self._pending.pop(key, None)
+        signals, allowed = self._masked(pending or s.signal_matrices(queries, names, encoded), filters)
+        base = np.nan_to_num(interpolate(signals, s.config.weights, bounds=bounds), nan=0.0, posinf=0.0, neginf=0.0)
+        idx, scores = top_k(base if allowed is None else np.where(allowed, base, -np.inf), depth)
         if not learned:
             s.check_unchanged()
             return ShardCandidates(idx, scores, None)
@@ -196,6 +209,7 @@ class ShardedSearcher:
         self._check_shards(described)
         info = described[0]
         self.names: list[str] = info["names"]
+        self.metadata_keys: frozenset[str] = frozenset().union(*(d["keys"] for d in described))
         self.learned: bool = info["learned"]
         self.late: bool = info["late"]
         # The first shard holds the query encoders and the ranker (every shard holds the same), opened from the
@@ -258,49 +272,53 @@ class ShardedSearcher:
                 vectors = self.ft_encoder.encode_queries(texts, stances)
         return EncodedQueries(vectors, tokens, base)
 
-    def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256, on_batch: None = None
-               ) -> list[ResultLine]:
-        """Top-k distinct documents per query, as one index over the whole corpus answers."""
+    def search(self, queries: Sequence[Query], k: int = 10, batch_size: int = 256, on_batch: None = None,
+               filters: Sequence[Filter] = ()) -> list[ResultLine]:
+        """Top-k distinct documents per query (of those that meet `filters`), as one index over the whole corpus
+        answers."""
         if on_batch is not None:
             raise ConfigError("a sharded index does not show a search's signals: its explain() says what ranked each hit")
         queries = cut_for_search(queries)
+        check_keys(filters, self.metadata_keys)
         # Batches as one index cuts them (MAX_BATCH_CELLS bounds a batch's signal matrices); the cut does not move
         # a score (width_batches pads each query alone, exact_inner sums in float64).
         batch_size = max(1, min(batch_size, MAX_BATCH_CELLS // max(self.manifest.n_passages, 1)))
         out: list[ResultLine] = []
         for start in range(0, len(queries), batch_size):
-            out.extend(self._batch(queries[start:start + batch_size], k))
+            out.extend(self._batch(queries[start:start + batch_size], k, tuple(filters)))
         self.check_unchanged()
         return out
 
-    def _batch(self, queries: Sequence[Query], k: int) -> list[ResultLine]:
+    def _batch(self, queries: Sequence[Query], k: int, filters: tuple[Filter, ...]) -> list[ResultLine]:
         shards = range(len(self.manifest.shards))
         key, n = uuid.uuid4().hex, self.config.norm_depth
         encoded = self.encode(queries)
-        tops = self.pool.run([(w, "best", (key, queries, encoded, self.names, n)) for w in shards])
+        tops = self.pool.run([(w, "best", (key, queries, encoded, self.names, n, filters)) for w in shards])
         bounds = {name: topn_bounds(best_n(np.concatenate([t[name] for t in tops], axis=1), n)) for name in self.names}
         candidates = self.ranker.candidates if self.ranker is not None else 0
         depth = max(k, candidates)
         parts: list[ShardCandidates] = self.pool.run(
-            [(w, "candidates", (key, queries, encoded, self.names, bounds, depth, self.learned)) for w in shards])
+            [(w, "candidates", (key, queries, encoded, self.names, bounds, depth, self.learned, filters))
+             for w in shards])
         idx = np.concatenate([p.idx + start for p, start in zip(parts, self.starts)], axis=1)
         base = np.concatenate([p.scores for p in parts], axis=1)
         order = _ordered(idx, base)[:, :depth]
         idx, base = np.take_along_axis(idx, order, axis=1), np.take_along_axis(base, order, axis=1)
-        scores = base
+        scores, kept = base, np.isfinite(base)  # -inf: a document a filter leaves out
         if self.ranker is not None:
             values = _take(_joined(_ranker_values(parts)), order)
             scores = self._ranked(self.ranker, queries, base, values, min(candidates, idx.shape[1]))
             order = _ordered(idx, scores)
-            idx, scores = np.take_along_axis(idx, order, axis=1), np.take_along_axis(scores, order, axis=1)
-        idx, scores = idx[:, :k], scores[:, :k]
-        return [ResultLine(q.query_id, tuple(ScoredDoc(self.doc_ids[i], s) for i, s in zip(row, row_scores)))
-                for q, row, row_scores in zip(queries, idx.tolist(), np.asarray(scores, dtype=np.float64).tolist())]
+            idx, scores, kept = (np.take_along_axis(a, order, axis=1) for a in (idx, scores, kept))
+        return [ResultLine(q.query_id, tuple(ScoredDoc(self.doc_ids[i], s) for i, s, ok in zip(*row) if ok)[:k])
+                for q, row in zip(queries, zip(idx.tolist(), np.asarray(scores, dtype=np.float64).tolist(),
+                                               kept.tolist()))]
 
-    def explained(self, queries: Sequence[Query], k: int = 10) -> list[list[Explained]]:
-        """A search of `queries`, each hit explained by the shard that holds it and ranked under each signal over
-        the whole corpus."""
-        results = self.search(queries, k)
+    def explained(self, queries: Sequence[Query], k: int = 10, filters: Sequence[Filter] = ()
+                  ) -> list[list[Explained]]:
+        """A search of `queries` (with `filters`), each hit explained by the shard that holds it and ranked under
+        each signal over the whole corpus."""
+        results = self.search(queries, k, filters=filters)
         return [[Explained(scored, doc, e, ranks) for scored, (doc, e, ranks) in zip(line.results, row)]
                 for line, row in zip(results, self.explain(queries, results))]
 
@@ -362,7 +380,8 @@ class ShardedSearcher:
             head = CandidateValues(head.signals, head.years, head.citations, late)
         names, x = features_of(head, [q.stance for q in queries])
         logits = ranker.score(names, x)
-        out = base - base[:, :1] - 1.0
+        with np.errstate(invalid="ignore"):  # a query no document is allowed for: -inf - -inf, placed by no one
+            out = base - base[:, :1] - 1.0
         out[:, :n] = ranked_places(logits)
         return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
 

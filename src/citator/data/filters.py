@@ -1,0 +1,99 @@
+"""Metadata filters: `--filter "KEY OP VALUE"`, repeatable and ANDed (docs/metadata.md).
+
+OP is one of = != < <= > >=. A value is compared as an ISO date where both sides are dates (the key `date` takes
+only dates), as a number where the stored value is a number and the filter's value reads as one, else as text.
+A document without the key matches no filter on it, `!=` included: an unknown court is not "another court".
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from citator.data.metadata import Scalar, iso_date
+from citator.data.numbers import finite_number
+from citator.errors import FilterError
+
+OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "<=": operator.le, ">=": operator.ge, "!=": operator.ne, "=": operator.eq, "<": operator.lt, ">": operator.gt}
+_FORM = re.compile(r"^\s*([^\s<>=!]+)\s*(<=|>=|!=|=|<|>)\s*(.*?)\s*$", re.S)
+MAX_FILTERS = 20
+MAX_FILTER_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Filter:
+    """One condition on a metadata key."""
+
+    key: str
+    op: str
+    value: str
+
+    def __str__(self) -> str:
+        return f"{self.key}{self.op}{self.value}"
+
+    def matches(self, stored: Scalar | None) -> bool:
+        if stored is None:
+            return False
+        compare = OPS[self.op]
+        if isinstance(stored, str):
+            mine, theirs = iso_date(self.value), iso_date(stored)
+            if mine is not None and theirs is not None:
+                return compare(theirs, mine)
+            return compare(stored, self.value)
+        number = _number(self.value)
+        if number is not None:
+            return compare(stored, number)
+        return compare(str(stored), self.value)
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if finite_number(value) else None
+
+
+def parse_filter(text: object) -> Filter:
+    """`"KEY OP VALUE"` as a Filter, or FilterError saying what is wrong with it."""
+    if not isinstance(text, str):
+        raise FilterError(f"a filter is text \"KEY OP VALUE\", got {type(text).__name__}")
+    shown = text[:80]
+    if len(text) > MAX_FILTER_CHARS:
+        raise FilterError(f"filter {shown!r}...: longer than {MAX_FILTER_CHARS} characters")
+    found = _FORM.match(text)
+    if found is None or not found.group(3):
+        raise FilterError(f"filter {shown!r} is not \"KEY OP VALUE\" with OP one of {' '.join(sorted(OPS))} "
+                          "(e.g. \"date>=1980-01-01\", \"court=Supreme Court of the United States\")")
+    key, op, value = found.groups()
+    if key == "date" and iso_date(value) is None:
+        raise FilterError(f"filter {shown!r}: date compares ISO dates; write the value as YYYY-MM-DD")
+    return Filter(key, op, value)
+
+
+def parse_filters(texts: Sequence[object] | None) -> tuple[Filter, ...]:
+    """Several filters (ANDed), each parsed; Filter objects are kept as they are."""
+    if texts is None:
+        return ()
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
+        raise FilterError("filters are a list of \"KEY OP VALUE\" texts")
+    if len(texts) > MAX_FILTERS:
+        raise FilterError(f"{len(texts)} filters; at most {MAX_FILTERS} are taken")
+    return tuple(t if isinstance(t, Filter) else parse_filter(t) for t in texts)
+
+
+def check_keys(filters: Sequence[Filter], keys: Sequence[str] | frozenset[str]) -> None:
+    """Every filter names a key some document of the index has."""
+    for f in filters:
+        if f.key not in keys:
+            have = ", ".join(sorted(keys)[:12]) or "no metadata at all"
+            raise FilterError(f"filter {str(f)[:80]!r}: no document of this index has metadata {f.key[:40]!r} "
+                              f"(it has: {have})")
+
+
+def matches_all(filters: Sequence[Filter], metadata: Mapping[str, Scalar]) -> bool:
+    return all(f.matches(metadata.get(f.key)) for f in filters)

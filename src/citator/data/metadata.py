@@ -1,0 +1,139 @@
+"""Document metadata: the schema (docs/metadata.md), its validation, and the short citation it renders.
+
+Metadata comes from extra keys of a corpus record or from a side file (`--metadata FILE.jsonl`, one object per
+line keyed by `doc_id`), whose values replace the record's own. Every value is a string or a finite number; null
+means absent. The documented keys are checked for what they mean: `date` is an ISO date (the decision date),
+`url` an http(s) address (a page links it), `citation`, `court` and `jurisdiction` text.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Union
+
+from citator.data.jsonl import encodable, iter_jsonl, require_unique_str
+from citator.data.numbers import finite_number
+from citator.data.records import Document
+from citator.errors import MetadataError
+
+Scalar = Union[str, int, float]
+Metadata = Mapping[str, Scalar]
+# The keys the schema names; any other string or number key is kept as it is.
+NAMED = ("citation", "date", "court", "jurisdiction", "url")
+TEXT_KEYS = ("citation", "court", "jurisdiction", "url")
+MAX_VALUE_CHARS = 2000
+
+
+def iso_date(text: str) -> datetime.date | None:
+    """`text` as a date when it is one written YYYY-MM-DD, else None."""
+    if len(text) != 10 or text[4] != "-" or text[7] != "-":
+        return None
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def check_value(key: str, value: Any, where: tuple[str | Path, int]) -> Scalar | None:
+    """A metadata value as stored (None: absent), or MetadataError naming file, line and field."""
+    path, line = where
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise MetadataError(path, line, f"expected a string or a number, got {_kind(value)}", field=key)
+    if isinstance(value, (int, float)) and (key in TEXT_KEYS or key == "date"):
+        raise MetadataError(path, line, f"expected a string, got {type(value).__name__}", field=key)
+    if isinstance(value, (int, float)) and not finite_number(value):
+        raise MetadataError(path, line, "expected a finite number", field=key)
+    if isinstance(value, str):
+        if not encodable(value) or (key in NAMED and len(value) > MAX_VALUE_CHARS):
+            raise MetadataError(path, line, "holds a lone UTF-16 surrogate escape" if not encodable(value)
+                                else f"longer than {MAX_VALUE_CHARS} characters", field=key)
+        if key == "date" and iso_date(value) is None:
+            raise MetadataError(path, line, f"{value[:40]!r} is not an ISO date (YYYY-MM-DD)", field="date")
+        if key == "url" and not value.startswith(("https://", "http://")):
+            raise MetadataError(path, line, "a url starts with https:// or http://", field="url")
+    return value
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, (list, dict)):
+        return f"a {'list' if isinstance(value, list) else 'JSON object'} (metadata values are scalars)"
+    return type(value).__name__
+
+
+def _checked_key(key: str, where: tuple[str | Path, int]) -> str:
+    if not key.strip() or not encodable(key) or len(key) > 100:
+        raise MetadataError(where[0], where[1], "a metadata key is 1-100 characters of text", field=key[:40])
+    return key
+
+
+def from_record(extra: Mapping[str, Any], where: tuple[str | Path, int]) -> dict[str, Scalar]:
+    """The metadata of a corpus record's extra keys: the named keys checked, other strings and numbers kept; other
+    extra values (lists, objects) are no metadata and stay only in the document's copy."""
+    out: dict[str, Scalar] = {}
+    for key, value in extra.items():
+        if key in NAMED or (isinstance(value, (str, int, float)) and not isinstance(value, bool)):
+            checked = check_value(_checked_key(key, where), value, where)
+            if checked is not None:
+                out[key] = checked
+    return out
+
+
+@dataclass(frozen=True)
+class SideMetadata:
+    """A `--metadata` file read and checked: each listed document's metadata, and the line it is on."""
+
+    path: str
+    rows: Mapping[str, Metadata]
+    lines: Mapping[str, int]
+
+    def check_known(self, doc_ids: Sequence[str]) -> None:
+        """Every doc_id of the file is one of the corpus's."""
+        known = set(doc_ids)
+        for doc_id, line in self.lines.items():
+            if doc_id not in known:
+                raise MetadataError(self.path, line, f'unknown doc_id "{doc_id[:80]}": no corpus document has it',
+                                    field="doc_id")
+
+    def apply(self, docs: Sequence[Document]) -> list[Document]:
+        """The documents with the file's metadata over their own extra keys."""
+        return [Document(d.doc_id, d.title, d.text, {**d.extra, **self.rows[d.doc_id]}) if d.doc_id in self.rows
+                else d for d in docs]
+
+
+def read_side_metadata(path: str | Path) -> SideMetadata:
+    """Read a metadata file: one JSON object per line, `doc_id` and any metadata keys (every value a string, a
+    number or null)."""
+    seen: dict[str, int] = {}
+    rows: dict[str, Metadata] = {}
+    for line, obj in iter_jsonl(path, MetadataError):
+        doc_id = require_unique_str(obj, "doc_id", seen, path, line, MetadataError)
+        row: dict[str, Scalar] = {}
+        for key, value in obj.items():
+            if key != "doc_id" and (checked := check_value(_checked_key(key, (path, line)), value,
+                                                           (path, line))) is not None:
+                row[key] = checked
+        rows[doc_id] = row
+    return SideMetadata(str(path), rows, seen)
+
+
+def document_metadata(doc: Document) -> dict[str, Scalar]:
+    """The metadata a document carries in its extra keys (as `from_record` kept them)."""
+    return {k: v for k, v in doc.extra.items()
+            if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+
+
+def short_citation(title: str, metadata: Metadata) -> str | None:
+    """The usual short form, "California v. Acevedo, 500 U.S. 565 (1991)": title, reporter citation and the year
+    of the decision date; None without a citation."""
+    citation = metadata.get("citation")
+    if not isinstance(citation, str) or not citation.strip():
+        return None
+    date = metadata.get("date")
+    year = f" ({date[:4]})" if isinstance(date, str) and iso_date(date) is not None else ""
+    title = " ".join(title.split())
+    return f"{title}, {citation.strip()}{year}" if title else f"{citation.strip()}{year}"

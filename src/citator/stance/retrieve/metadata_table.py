@@ -1,0 +1,74 @@
+"""The index's table of document metadata: every document's, in corpus order, held in memory for filters.
+
+Written by a build from the documents it indexes (their metadata keys, a side file's already merged in); read back
+through the index's file table, whose digest the searcher checks as it opens, and every value checked again as the
+schema checks a file's (data/metadata.py). An index built before the table existed has none: its documents have no
+metadata and any filter names an unknown key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from citator.data.filters import Filter, check_keys, matches_all
+from citator.data.jsonl import loads
+from citator.data.metadata import Metadata, Scalar, check_value, document_metadata
+from citator.data.records import Document
+from citator.errors import IndexDirError, MetadataError
+from citator.stance.retrieve.layout import METADATA
+
+_EMPTY: Metadata = MappingProxyType({})
+
+
+def write_metadata(directory: Path, docs: Sequence[Document]) -> None:
+    rows = [document_metadata(d) for d in docs]
+    (directory / METADATA).write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+
+
+def _row(raw: dict[str, Any], where: tuple[Path, int]) -> Metadata:
+    row: dict[str, Scalar] = {}
+    for key, value in raw.items():
+        if (checked := check_value(key, value, where)) is not None:
+            row[key] = checked
+    return MappingProxyType(row)
+
+
+@dataclass(frozen=True)
+class MetadataTable:
+    """Each document's metadata by corpus position, and every key any document has."""
+
+    rows: tuple[Metadata, ...]
+    keys: frozenset[str]
+
+    @classmethod
+    def empty(cls, n_docs: int) -> MetadataTable:
+        return cls((_EMPTY,) * n_docs, frozenset())
+
+    @classmethod
+    def load(cls, path: Path, n_docs: int) -> MetadataTable:
+        """The table of `path`, one object per document, each value checked; IndexDirError naming the file."""
+        try:
+            raw = loads(path.read_bytes())
+            if not isinstance(raw, list) or len(raw) != n_docs or not all(isinstance(r, dict) for r in raw):
+                raise ValueError(f"not a list of {n_docs} objects")
+            rows = tuple(_row(r, (path, i + 1)) for i, r in enumerate(raw))
+        except (OSError, ValueError, MetadataError) as exc:
+            raise IndexDirError(f"{path}: unreadable metadata ({str(exc)[:160]}); rebuild the index") from None
+        return cls(rows, frozenset(k for r in rows for k in r))
+
+    def get(self, position: int) -> Metadata:
+        return self.rows[position]
+
+    def allowed(self, filters: Sequence[Filter], check: bool = True) -> np.ndarray:
+        """Which documents meet every filter (a bool per document); `check`: refuse a key no document has (a
+        shard of a sharded index leaves that to its coordinator, which knows every shard's keys)."""
+        if check:
+            check_keys(filters, self.keys)
+        return np.fromiter((matches_all(filters, r) for r in self.rows), dtype=bool, count=len(self.rows))
