@@ -14,7 +14,7 @@ import asyncio
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -142,20 +142,7 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
         return page("brief.html", q=q, proposition=" ".join(q.split()), columns=columns, error=None, k=k,
                     filters=filters, **_tools(index, q, k, step, columns, filters))
 
-    @app.api_route("/export", methods=["GET", "HEAD"])
-    async def export(q: str = "", k: int = k, format: str = "markdown",  # noqa: A002
-                     date_from: str = Query("", alias="from"), to: str = "", court: str = "", jurisdiction: str = "",
-                     f: list[str] = Query([])) -> Response:
-        if format not in EXPORTS or index.statutes:
-            return page("error.html", 404, message="Export gives a case index's brief as markdown or json.", q=q)
-        filters = PageFilters(date_from, to, court, jurisdiction, tuple(f))
-        try:
-            brief = await run(index.brief, q, min(max(k, 1), MAX_K), filters.texts())
-        except (PropositionError, FilterError) as exc:
-            return page("error.html", 400, message=str(exc), q=q)
-        media, suffix = EXPORTS[format]
-        return Response(render(brief, format) + "\n", media_type=media, headers={
-            "Content-Disposition": f'attachment; filename="citator-brief.{suffix}"'})
+    _export_route(app, index, page, run, k)
 
     @app.api_route("/document", methods=["GET", "HEAD"], response_class=HTMLResponse)
     async def document(request: Request, id: str, p: int = 0, q: str = "",  # noqa: A002
@@ -177,6 +164,27 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
                     after=text[span.end:], back=_back(q, request))
 
     return app
+
+
+def _export_route(app: FastAPI, index: StanceIndex, page: Callable[..., HTMLResponse],
+                  run: Callable[..., Awaitable[Any]], k: int) -> None:
+    """/export: the brief of the page's address (its filters too) as a Markdown or JSON download, made by the
+    renderers `citator brief --format` uses."""
+
+    @app.api_route("/export", methods=["GET", "HEAD"])
+    async def export(q: str = "", k: int = k, format: str = "markdown",  # noqa: A002
+                     date_from: str = Query("", alias="from"), to: str = "", court: str = "", jurisdiction: str = "",
+                     f: list[str] = Query([])) -> Response:
+        if format not in EXPORTS or index.statutes:
+            return page("error.html", 404, message="Export gives a case index's brief as markdown or json.", q=q)
+        filters = PageFilters(date_from, to, court, jurisdiction, tuple(f))
+        try:
+            brief = await run(index.brief, q, min(max(k, 1), MAX_K), filters.texts())
+        except (PropositionError, FilterError) as exc:
+            return page("error.html", 400, message=str(exc), q=q)
+        media, suffix = EXPORTS[format]
+        return Response(render(brief, format) + "\n", media_type=media, headers={
+            "Content-Disposition": f'attachment; filename="citator-brief.{suffix}"'})
 
 
 def _error_pages(app: FastAPI, page: Callable[..., HTMLResponse]) -> None:

@@ -162,6 +162,7 @@ class StanceIndex:
         config = self.searcher.config
         return self.trained or config.stance_contrast > 0 or config.refuter_slots > 0
 
+    @property
     def metadata_keys(self) -> list[str]:
         """Every metadata key a document of the index has (what a filter may name), sorted."""
         self._fresh()
