@@ -64,7 +64,7 @@ def test_a_corpus_copy_rewritten_under_an_open_index_is_refused(brief_index: Pat
                                                                 keep_mtime: bool) -> None:
     index = _copy(brief_index, tmp_path)
     opened = StanceIndex.open(index)
-    hit = opened.brief(TEXT, 3).supported[0]
+    hit = opened.brief(TEXT, 3).columns()[0][2][0]
     documents = read_manifest(index).path(index, DOCUMENTS)
     forge_title(documents, opened.document(hit.doc_id).title, keep_mtime)
     for read in (lambda: opened.document(hit.doc_id), lambda: opened.brief(TEXT, 3),
@@ -117,7 +117,7 @@ def test_a_shard_rewritten_under_an_open_sharded_index_is_refused(small_stance_s
     index = tmp_path / "three"
     manifest = build_sharded(small_stance_set["corpus"], index, Sharding(3), BuildOptions(progress=False))
     opened = StanceIndex.open(index)
-    hit = opened.brief(TEXT, 3).supported[0]
+    hit = opened.brief(TEXT, 3).columns()[0][2][0]
     title = opened.document(hit.doc_id).title
     for ref in manifest.shards:
         shard = index / manifest.data_dir / ref.name
@@ -141,7 +141,7 @@ def test_the_research_page_never_shows_a_document_rewritten_after_it_started(bri
     index = _copy(brief_index, tmp_path)
     opened = StanceIndex.open(index)
     # A hit whose title a page shows as it is (no markup to escape), so that it and its forgery can be looked for.
-    hit = next(h for h in opened.brief(TEXT, 5).supported if h.title.replace(" ", "").replace(".", "").isalnum())
+    hit = next(h for h in opened.brief(TEXT, 5).columns()[0][2] if h.title.replace(" ", "").replace(".", "").isalnum())
     title = opened.document(hit.doc_id).title
     opened.close()
     port, log_path = free_port(), tmp_path / "server.log"

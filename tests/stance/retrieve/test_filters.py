@@ -103,14 +103,14 @@ def test_the_brief_carries_metadata_citation_and_filters(metadata_index: Path, s
     for where in (metadata_index, sharded_metadata_index):
         index = StanceIndex.open(where)
         brief = index.brief(text, k=4, filters=["date<1900-01-01"])
-        hits = brief.supported + brief.refuted
+        hits = [h for _, _, column in brief.columns() for h in column]
         assert hits and all(h.metadata["date"] < "1900-01-01" for h in hits)
         for hit in hits:
             year = hit.metadata["date"][:4]
             assert hit.citation == f"{hit.title}, {hit.metadata['citation']} ({year})"
             assert hit.to_json()["metadata"]["url"].startswith("https://")
         assert [h.doc_id for h in index.search(text, "supported", 4, ["date<1900-01-01"])] == \
-            [h.doc_id for h in brief.supported]
+            [h.doc_id for h in brief.columns()[0][2]]
         with pytest.raises(FilterError):
             index.brief(text, filters=["judge=Holmes"])
         index.close()
@@ -164,13 +164,16 @@ def test_the_search_service_takes_filters(metadata_index: Path, metadata_set: di
     from citator.server.search_service import _answer
     from citator.stance.retrieve.service_protocol import decode_results, encode_request
 
-    searcher = StanceSearcher(metadata_index)
+    from citator.stance.retrieve.current import Current
+
+    current = Current(metadata_index, StanceSearcher, lambda _: None)  # what the server holds: the current generation
+    searcher = current.get()
     fingerprint = searcher.manifest.fingerprint
     queries = read_queries(metadata_set["queries"])[:3]
-    reply = _answer(searcher, fingerprint, encode_request(fingerprint, queries, 10, ["date<1900-01-01"]))
+    reply = _answer(current, encode_request(fingerprint, queries, 10, ["date<1900-01-01"]))
     expected = searcher.search(queries, 10, filters=parse_filters(["date<1900-01-01"]))
     assert [r.doc_ids for r in decode_results(reply)] == [r.doc_ids for r in expected]
-    refused = _answer(searcher, fingerprint, encode_request(fingerprint, queries, 10, ["nope=1"]))
+    refused = _answer(current, encode_request(fingerprint, queries, 10, ["nope=1"]))
     assert "results" not in refused and "FilterError" in refused["error"]
 
 
