@@ -1,18 +1,15 @@
 """The research page in a real headless Chromium against a real `citator ui` server: type a proposition, read
-both columns, open a document, follow a shared URL, and pass axe-core with no serious or critical violation."""
+its brief, open a document, follow a shared URL, and pass axe-core with no serious or critical violation."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from fixtures.servers import free_port, stop_process, wait_ready
+from fixtures.servers import ui_server_at
 from test_review_browser import CHROMIUM, LAUNCH_ARGS, _require_chromium
 
 TEXT = "A grant of land is a contract that a later legislature may not void."
@@ -20,22 +17,8 @@ TEXT = "A grant of land is a contract that a later legislature may not void."
 
 @pytest.fixture(scope="module")
 def ui_server(brief_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
-    log_path = tmp_path_factory.mktemp("ui") / "server.log"
-    with log_path.open("w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "citator.cli.main", "ui", "--index-dir", str(brief_index),
-                                 "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        url = f"http://127.0.0.1:{port}"
-        try:
-            try:
-                wait_ready(url + "/", proc, timeout=120)
-            except (RuntimeError, TimeoutError):
-                raise RuntimeError(f"citator ui did not start: {log_path.read_text()}") from None
-            yield url
-        finally:
-            stop_process(proc)
-    assert "Traceback" not in log_path.read_text()
+    with ui_server_at(brief_index, tmp_path_factory.mktemp("ui") / "server.log") as url:
+        yield url
 
 
 def _serious(page) -> list[str]:  # type: ignore[no-untyped-def]
@@ -139,22 +122,8 @@ def test_the_page_reflows_at_320_pixels_and_long_words_wrap(ui_server: str) -> N
 
 @pytest.fixture(scope="module")
 def flag_server(flag_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
-    log_path = tmp_path_factory.mktemp("ui-flags") / "server.log"
-    with log_path.open("w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "citator.cli.main", "ui", "--index-dir", str(flag_index),
-                                 "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        url = f"http://127.0.0.1:{port}"
-        try:
-            try:
-                wait_ready(url + "/", proc, timeout=120)
-            except (RuntimeError, TimeoutError):
-                raise RuntimeError(f"citator ui did not start: {log_path.read_text()}") from None
-            yield url
-        finally:
-            stop_process(proc)
-    assert "Traceback" not in log_path.read_text()
+    with ui_server_at(flag_index, tmp_path_factory.mktemp("ui-flags") / "server.log") as url:
+        yield url
 
 
 @pytest.mark.browser

@@ -4,17 +4,14 @@ the filter controls narrow the brief and stay in the page's URL; axe-core finds 
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlparse
 
 import pytest
 
-from fixtures.servers import free_port, stop_process, wait_ready
+from fixtures.servers import ui_server_at
 from test_review_browser import CHROMIUM, LAUNCH_ARGS, _require_chromium
 from test_ui_browser import _serious
 
@@ -24,22 +21,8 @@ CITATION = re.compile(r"^.+, \d+ U\.S\. \d+ \((\d{4})\)$")
 
 @pytest.fixture(scope="module")
 def metadata_ui(metadata_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
-    log_path = tmp_path_factory.mktemp("ui-metadata") / "server.log"
-    with log_path.open("w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "citator.cli.main", "ui", "--index-dir", str(metadata_index),
-                                 "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        url = f"http://127.0.0.1:{port}"
-        try:
-            try:
-                wait_ready(url + "/", proc, timeout=120)
-            except (RuntimeError, TimeoutError):
-                raise RuntimeError(f"citator ui did not start: {log_path.read_text()}") from None
-            yield url
-        finally:
-            stop_process(proc)
-    assert "Traceback" not in log_path.read_text()
+    with ui_server_at(metadata_index, tmp_path_factory.mktemp("ui-metadata") / "server.log") as url:
+        yield url
 
 
 @pytest.mark.browser
