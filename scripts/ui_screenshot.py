@@ -21,7 +21,7 @@ def main() -> None:
     ap.add_argument("proposition", help="the proposition to brief")
     ap.add_argument("--index-dir", type=Path, required=True, help="an index built by `citator build`")
     ap.add_argument("--out", type=Path, default=Path("docs/img/ui.png"), help="where the PNG goes")
-    ap.add_argument("--k", type=int, default=3, help="authorities per stance")
+    ap.add_argument("--k", type=int, default=3, help="authorities per column")
     args = ap.parse_args()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -44,7 +44,7 @@ def main() -> None:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=["--no-sandbox"])
             page = browser.new_page(viewport={"width": 1200, "height": 760})
             page.goto(url + "/?" + urlencode({"q": args.proposition}), timeout=120_000)
-            page.locator("section#supported details").first.evaluate("d => d.open = true")
+            page.locator("section.column details").first.evaluate("d => d.open = true")
             args.out.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(args.out))
             browser.close()
