@@ -11,12 +11,14 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from citator.data import read_corpus, read_queries, read_results, validate_results
+from citator.stance.retrieve.layout import read_manifest
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -107,7 +109,13 @@ def test_a_stopped_server_is_given_up_on_at_once(served_index: Path, small_stanc
                                                  tmp_path: Path) -> None:
     # A stopped (or hung) server still accepts the connection: only the missing acknowledgement tells, and run.sh
     # must not spend its 20 s waiting for an answer before it searches in-process.
-    pid = json.loads((served_index / "service" / "ready.json").read_text())["pid"]
+    # The server follows its manifest (stance/retrieve/current.py): after the test before rewrote it and put it back,
+    # it publishes the index's own fingerprint again within its next look. Stopped only once it serves this index.
+    ready, want = served_index / "service" / "ready.json", read_manifest(served_index).fingerprint
+    deadline = time.monotonic() + 60
+    while json.loads(ready.read_text())["fingerprint"] != want and time.monotonic() < deadline:
+        time.sleep(0.2)
+    pid = json.loads(ready.read_text())["pid"]
     os.kill(pid, signal.SIGSTOP)
     try:
         out = tmp_path / "results.jsonl"
