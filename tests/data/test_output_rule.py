@@ -103,13 +103,25 @@ def test_logs_and_locks_never_follow_a_symlink(tmp_path: Path) -> None:
     assert victim.read_text() == "precious"
 
 
+def take_lock(folder: Path, lock: str) -> None:
+    """Take and release the lock named `lock` in `folder` as the code that holds it does (a vector cache's through
+    its own locking, every other through exclusive_dir)."""
+    from citator.statutes.vectors import SectionVectors
+
+    if lock == CACHE_LOCK:
+        cache = type("V", (), {"directory": folder})()
+        with SectionVectors._locked(cache, shared=False):  # type: ignore[arg-type]
+            pass
+    else:
+        with exclusive_dir(folder, lock, "busy"):
+            pass
+
+
 @pytest.mark.parametrize("lock", [INDEX_LOCK, RUN_LOCK, CACHE_LOCK])
 def test_every_lock_is_opened_without_following_a_symlink(tmp_path: Path, lock: str) -> None:
     """An index's build lock, a run directory's lock and a vector cache's lock: a symbolic link planted where the
     lock goes (to a file that does not exist yet, or to one that does) is refused, and nothing is made or touched
     where it points."""
-    from citator.statutes.vectors import SectionVectors
-
     folder = tmp_path / "folder"
     folder.mkdir()
     for victim in (tmp_path / "made-elsewhere", tmp_path / "precious"):
@@ -118,13 +130,7 @@ def test_every_lock_is_opened_without_following_a_symlink(tmp_path: Path, lock: 
         if victim.name == "precious":
             victim.write_text("precious")
         with pytest.raises(OutputError, match="symbolic link"):
-            if lock == CACHE_LOCK:
-                cache = type("V", (), {"directory": folder})()
-                with SectionVectors._locked(cache, shared=False):  # type: ignore[arg-type]
-                    pass
-            else:
-                with exclusive_dir(folder, lock, "busy"):
-                    pass
+            take_lock(folder, lock)
         assert not (tmp_path / "made-elsewhere").exists()
     assert (tmp_path / "precious").read_text() == "precious"
 
