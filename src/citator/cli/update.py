@@ -16,6 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a = sub.add_parser("add", help="add documents to an index (a doc_id it holds is replaced), as a rebuild would")
     a.add_argument("--index-dir", required=True, type=Path, help="an index directory made by build")
     a.add_argument("--corpus", required=True, type=Path, help="corpus JSONL of the documents to add or replace")
+    a.add_argument("--metadata", type=Path, help="metadata JSONL of these documents keyed by doc_id (citation, date, "
+                   "court, jurisdiction, url, any string or number key: docs/metadata.md), over their own keys")
     a.add_argument("--ray", metavar="ADDRESS", help="a sharded index's shard builders on this Ray cluster")
     a.set_defaults(func=run_add)
 
@@ -33,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_add(args: argparse.Namespace) -> int:
     from citator.stance.retrieve.update import read_additions
 
-    return _update(args, read_additions(args.corpus))
+    return _update(args, read_additions(args.corpus, args.metadata))
 
 
 def run_remove(args: argparse.Namespace) -> int:

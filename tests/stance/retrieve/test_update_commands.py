@@ -113,3 +113,46 @@ def test_info_says_the_generation_documents_and_last_update(index_dir: Path, tmp
     assert main(["info", "--index-dir", str(index_dir)]) == 0
     out = capsys.readouterr().out
     assert "generation 1, 38 documents" in out and "last update" in out and "0 added, 0 replaced, 2 removed" in out
+
+
+def _metadata_input(tmp_path: Path, rows: list[dict]) -> Path:
+    return _lines(tmp_path, "meta.jsonl", [json.dumps(row) for row in rows])
+
+
+def test_add_lays_a_metadata_file_over_the_new_documents(index_dir: Path, tmp_path: Path) -> None:
+    held = _ids(index_dir)[0]
+    corpus = _lines(tmp_path, "new.jsonl", [
+        json.dumps({"doc_id": "new-1", "title": "Doe v. Roe", "text": "A warrant is needed to search a car trunk.",
+                    "court": "its own court"}),
+        json.dumps({"doc_id": held, "title": "Replaced v. Held", "text": "The replaced text of a held document."}),
+    ])
+    meta = _metadata_input(tmp_path, [
+        {"doc_id": "new-1", "citation": "999 U.S. 1", "date": "2026-06-01", "court": "Supreme Court"},
+        {"doc_id": held, "date": "2026-06-02", "court": "Appeals Court", "votes": 5},
+    ])
+    assert main(["add", "--index-dir", str(index_dir), "--corpus", str(corpus), "--metadata", str(meta)]) == 0
+    index = StanceIndex.open(index_dir)
+    hits = index.search("warrant car trunk", k=10, filters=["date>=2026-01-01"])
+    assert sorted(h.doc_id for h in hits) == sorted(["new-1", held])  # only the two dated documents match
+    new = next(h for h in hits if h.doc_id == "new-1")
+    assert dict(new.metadata) == {"citation": "999 U.S. 1", "date": "2026-06-01", "court": "Supreme Court"}
+    assert new.citation == "Doe v. Roe, 999 U.S. 1 (2026)"  # the side file's court over the record's own
+    replaced = next(h for h in hits if h.doc_id == held)
+    assert dict(replaced.metadata) == {"date": "2026-06-02", "court": "Appeals Court", "votes": 5}
+    assert [h.doc_id for h in index.search("anything at all", k=10, filters=["court=Appeals Court"])] == [held]
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([{"doc_id": "elsewhere", "court": "X"}], 'line 1 field "doc_id": unknown doc_id "elsewhere"'),
+    ([{"doc_id": "new-1", "date": "June 2026"}], 'line 1 field "date"'),
+    ([{"doc_id": "new-1"}, {"doc_id": "new-1", "court": "X"}], 'line 2 field "doc_id": duplicate doc_id'),
+])
+def test_a_bad_metadata_file_is_one_line_and_changes_nothing(index_dir: Path, tmp_path: Path, rows: list[dict],
+                                                             message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    before = _state(index_dir)
+    corpus = _lines(tmp_path, "new.jsonl", [json.dumps({"doc_id": "new-1", "text": "words"})])
+    meta = _metadata_input(tmp_path, rows)
+    assert main(["add", "--index-dir", str(index_dir), "--corpus", str(corpus), "--metadata", str(meta)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err and "meta.jsonl" in err, err
+    assert _state(index_dir) == before

@@ -68,6 +68,29 @@ def ray_index(cluster: str, small_stance_set: dict[str, Path], tmp_path_factory:
     return index_dir
 
 
+def test_shards_built_and_searched_on_ray_filter_as_one_index(cluster: str, metadata_set: dict[str, Path],
+                                                               metadata_index: Path, tmp_path: Path) -> None:
+    """Filters on a sharded index whose shards were built and are searched by Ray actors: each shard masks its
+    documents as one index does, so every filter gives one index's ids, order and scores."""
+    from stance.retrieve.test_filters import FILTERS
+
+    from citator.data.filters import parse_filters
+
+    index_dir = tmp_path / "index"
+    build_sharded(metadata_set["corpus"], index_dir, Sharding(3, cluster),
+                  BuildOptions(progress=False, metadata=metadata_set["metadata"]))
+    queries = read_queries(metadata_set["queries"])
+    one, searcher = StanceSearcher(metadata_index), ShardedSearcher(index_dir, ray=cluster)
+    try:
+        for filters in FILTERS:
+            for k in (3, 10):
+                parsed = parse_filters(filters)
+                assert_same_answers(one.search(queries, k, filters=parsed), searcher.search(queries, k,
+                                                                                             filters=parsed))
+    finally:
+        searcher.close()
+
+
 def test_the_cluster_has_three_nodes(cluster: str) -> None:
     assert len([n for n in ray.nodes() if n["Alive"]]) == 3
 
@@ -202,8 +225,8 @@ def test_a_bad_line_read_by_a_ray_task_is_one_line_naming_it(cluster: str, small
 
 
 def test_updates_with_builders_on_ray_answer_as_a_rebuild(cluster: str, tmp_path: Path) -> None:
-    """A sharded index updated by Ray builders (stance/shards/update.py) answers as a build of the resulting
-    corpus, each document in the shard the sharding rule puts it in."""
+    """A sharded index updated 20 times by Ray builders (stance/shards/update.py: adds, replacements and removals,
+    seeded) answers as a build of the resulting corpus, each document in the shard the sharding rule puts it in."""
     from fixtures.updates import Model, sample_docs, sample_queries, write_corpus
 
     from citator.stance.retrieve.update import given
@@ -215,7 +238,7 @@ def test_updates_with_builders_on_ray_answer_as_a_rebuild(cluster: str, tmp_path
     index_dir, reference = tmp_path / "index", tmp_path / "rebuilt"
     build_sharded(write_corpus(tmp_path / "start.jsonl", model.docs), index_dir, Sharding(3),
                   BuildOptions(progress=False))
-    for _ in range(5):
+    for _ in range(20):
         kind, items = model.next_change()
         update(index_dir, given(add=items) if kind == "add" else given(remove=items), progress=False, ray=cluster)
     build_sharded(write_corpus(tmp_path / "final.jsonl", model.docs), reference, Sharding(3),

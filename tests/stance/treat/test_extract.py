@@ -105,3 +105,15 @@ def test_a_case_never_treats_itself_or_a_later_case() -> None:
     twin = Document("twin", "Booth v. Maryland", "Conclusion: The Court applied Booth v. Maryland.",
                     {"date": "1987-06-15", "citation": "482 U.S. 496"})
     assert extract(corpus() + [twin]).by("twin") == ()
+
+
+def test_a_rule_named_for_a_case_and_then_overruled_by_the_noun_is_that_cases() -> None:
+    assert rows("The Court found the Roberts test unreliable; therefore, the Court overruled the test in favor of "
+                "confrontation.") == {("roberts", "overrules")}
+    assert rows("Terry's rule had proved unworkable, and the Court abandoned that rule.") == {("terry", "abrogates")}
+    # A different noun, a dissent's wish, or a decision below points back to no case.
+    assert rows("The Court applied the Roberts test and overruled the rule of the court of appeals.") \
+        == {("roberts", "follows")}
+    assert rows("The Court applied the Terry rule, though the dissent would have overruled the rule.") \
+        == {("terry", "follows")}
+    assert rows("Relying on Roe v. Wade, the Court overturned the decision below.") == {("roe", "follows")}

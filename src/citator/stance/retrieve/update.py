@@ -29,6 +29,7 @@ import numpy as np
 from citator.data.corpus import iter_numbered_corpus, parse_document
 from citator.data.hashing import sha256_text
 from citator.data.jsonl import iter_text_lines, loads
+from citator.data.metadata import read_side_metadata
 from citator.data.records import Document
 from citator.engines.passages import PassageSpec, passage_layout
 from citator.errors import IndexDirError, UpdateError
@@ -59,12 +60,19 @@ class Change:
         return self.lines[item] if item < len(self.lines) else None
 
 
-def read_additions(path: Path) -> Change:
-    """The documents of a corpus file to add, under the corpus rules a build applies."""
+def read_additions(path: Path, metadata: Path | None = None) -> Change:
+    """The documents of a corpus file to add, under the corpus rules a build applies; `metadata`: a side file of
+    their metadata keyed by doc_id (docs/metadata.md), laid over their own extra keys as a build lays it, naming
+    only documents of this file."""
     numbered = list(iter_numbered_corpus(path, lenient=True))
     if not numbered:
         raise UpdateError(path, None, "no documents to add")
-    return Change(tuple(doc for _, doc in numbered), (), str(path), tuple(line for line, _ in numbered))
+    docs = [doc for _, doc in numbered]
+    if metadata is not None:
+        side = read_side_metadata(metadata)
+        side.check_known([d.doc_id for d in docs])
+        docs = side.apply(docs)
+    return Change(tuple(docs), (), str(path), tuple(line for line, _ in numbered))
 
 
 def given(add: Sequence[Any] = (), remove: Sequence[Any] = (), source: str = "update") -> Change:

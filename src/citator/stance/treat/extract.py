@@ -161,12 +161,34 @@ def _links(text: str, a: int, b: int, mentions: list[_Mention]) -> list[tuple[_M
     return [(mentions[k], t) for k, t in sorted(best.items())]
 
 
+# After an `after` cue, a noun that points back ("overturned the rule"), and after a case, the same noun naming
+# what it held ("the Schwinn rule", "Lemon's test"): in "found the Schwinn rule outdated; therefore, the Court
+# overturned the rule", the rule overturned is Schwinn's.
+_BACK = re.compile(r"\s+(?:the|that|this|its)\s+"
+                   r"(rule|test|doctrine|standard|holding|framework|exception|presumption)\b", re.I)
+
+
+def _named_before(text: str, a: int, m: re.Match[str], mentions: list[_Mention]) -> int | None:
+    """The mention (by index) that the noun after cue `m` points back to in its sentence, or None."""
+    back = _BACK.match(text, m.end())
+    if back is None:
+        return None
+    noun = back.group(1).lower()
+    for k in range(len(mentions) - 1, -1, -1):
+        x = mentions[k]
+        if x.end <= m.start() and x.start >= a and re.match(rf"(?:['’]s)?\s+{noun}\b", text[x.end:x.end + 30], re.I):
+            return k
+    return None
+
+
 def _governed(text: str, a: int, m: re.Match[str], cue: Cue, mentions: list[_Mention]) -> list[tuple[int, str]]:
     """The mentions (by index) that cue match `m` governs, with what it says of them."""
     if cue.side == "after":
         k = next((i for i, x in enumerate(mentions) if x.start >= m.end()), None)
         if k is None or not OBJECT.fullmatch(text, m.end(), mentions[k].start):
-            return []
+            back = _named_before(text, a, m, mentions)
+            said = turn(cue, text[max(a, m.start() - 60):m.start()], m.group(), "") if back is not None else None
+            return [(back, said)] if back is not None and said else []
         said = turn(cue, text[max(a, m.start() - 60):m.start()], m.group(), text[m.end():mentions[k].start])
         ks = [k]
         while ks[-1] + 1 < len(mentions) and _AND.fullmatch(text, mentions[ks[-1]].end, mentions[ks[-1] + 1].start):
