@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from citator.data.filters import Filter, check_keys, matches_all
+from citator.data.filters import Column, Filter, check_keys
 from citator.data.jsonl import loads
 from citator.data.metadata import Metadata, Scalar, check_value, document_metadata
 from citator.data.records import Document
@@ -46,6 +46,7 @@ class MetadataTable:
 
     rows: tuple[Metadata, ...]
     keys: frozenset[str]
+    _columns: dict[str, Column] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def empty(cls, n_docs: int) -> MetadataTable:
@@ -71,4 +72,14 @@ class MetadataTable:
         shard of a sharded index leaves that to its coordinator, which knows every shard's keys)."""
         if check:
             check_keys(filters, self.keys)
-        return np.fromiter((matches_all(filters, r) for r in self.rows), dtype=bool, count=len(self.rows))
+        out = np.ones(len(self.rows), dtype=bool)
+        for f in filters:
+            out &= self.column(f.key).matches(f)
+        return out
+
+    def column(self, key: str) -> Column:
+        """Every document's value of `key`, read once per table (a request's filters are decided on it)."""
+        made = self._columns.get(key)
+        if made is None:
+            made = self._columns[key] = Column([r.get(key) for r in self.rows])
+        return made
