@@ -13,8 +13,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from citator.data.metadata import Scalar, iso_date
 from citator.data.numbers import finite_number
 from citator.errors import FilterError
@@ -46,48 +44,14 @@ class Filter:
             if mine is not None and theirs is not None:
                 return compare(theirs, mine)
             return compare(stored, self.value)
-        number = _number(self.value)
+        number = as_number(self.value)
         if number is not None:
             return compare(stored, number)
         return compare(str(stored), self.value)
 
 
-_ABSENT, _DATE, _TEXT, _NUMBER = range(4)
-
-
-class Column:
-    """One key's values for every document, read once, so that a filter is decided for all documents at once and
-    exactly as `Filter.matches` decides each: the comparisons run on object arrays (Python's own `<`, `==` on
-    dates, text and numbers, element by element in numpy's loop), never on converted floats or strings."""
-
-    def __init__(self, values: Sequence[Scalar | None]) -> None:
-        n = len(values)
-        self.kinds = np.full(n, _ABSENT, dtype=np.int8)
-        self.values = np.empty(n, dtype=object)  # a date as a date, text as text, a number as it is
-        self.texts = np.empty(n, dtype=object)  # what a text comparison compares
-        for i, value in enumerate(values):
-            if value is None:
-                continue
-            if isinstance(value, str):
-                day = iso_date(value)
-                self.kinds[i], self.values[i], self.texts[i] = (_TEXT, value, value) if day is None else (
-                    _DATE, day, value)
-            else:
-                self.kinds[i], self.values[i], self.texts[i] = _NUMBER, value, str(value)
-
-    def matches(self, f: Filter) -> np.ndarray:
-        """A bool per document: whether its value meets `f` (False where it has none)."""
-        compare, out = OPS[f.op], np.zeros(len(self.kinds), dtype=bool)
-        day, number = iso_date(f.value), _number(f.value)
-        for kind, typed in ((_DATE, day), (_TEXT, None), (_NUMBER, number)):
-            rows = self.kinds == kind
-            if rows.any():
-                out[rows] = compare(self.values[rows], typed) if typed is not None else compare(self.texts[rows],
-                                                                                                f.value)
-        return out
-
-
-def _number(text: str) -> float | None:
+def as_number(text: str) -> float | None:
+    """A filter's value as the number it reads as (finite), else None."""
     try:
         value = float(text)
     except ValueError:
