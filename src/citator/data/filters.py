@@ -24,6 +24,19 @@ MAX_FILTERS = 20
 MAX_FILTER_CHARS = 300
 
 
+# What a stored value is, for a comparison (0: absent).
+DATE, TEXT, NUMBER = 1, 2, 3
+
+
+def typed(stored: Scalar) -> tuple[int, Any, str]:
+    """A stored value as a filter compares it: its kind, the value compared with a filter value of that kind (a date
+    as a date, a number as stored), and the text compared with any other."""
+    if isinstance(stored, str):
+        day = iso_date(stored)
+        return (TEXT, stored, stored) if day is None else (DATE, day, stored)
+    return NUMBER, stored, str(stored)
+
+
 @dataclass(frozen=True)
 class Filter:
     """One condition on a metadata key."""
@@ -35,23 +48,20 @@ class Filter:
     def __str__(self) -> str:
         return f"{self.key}{self.op}{self.value}"
 
+    def operand(self, kind: int) -> Any:
+        """This filter's value as compared with a stored value of `kind`; None where it does not read as that kind
+        (then the two are compared as text)."""
+        return iso_date(self.value) if kind == DATE else _number(self.value) if kind == NUMBER else None
+
     def matches(self, stored: Scalar | None) -> bool:
         if stored is None:
             return False
-        compare = OPS[self.op]
-        if isinstance(stored, str):
-            mine, theirs = iso_date(self.value), iso_date(stored)
-            if mine is not None and theirs is not None:
-                return compare(theirs, mine)
-            return compare(stored, self.value)
-        number = as_number(self.value)
-        if number is not None:
-            return compare(stored, number)
-        return compare(str(stored), self.value)
+        kind, value, text = typed(stored)
+        mine = self.operand(kind)
+        return OPS[self.op](value, mine) if mine is not None else OPS[self.op](text, self.value)
 
 
-def as_number(text: str) -> float | None:
-    """A filter's value as the number it reads as (finite), else None."""
+def _number(text: str) -> float | None:
     try:
         value = float(text)
     except ValueError:

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from citator.data.filters import OPS, Filter, as_number, check_keys
+from citator.data.filters import DATE, NUMBER, OPS, TEXT, Filter, check_keys, typed
 from citator.data.jsonl import loads
-from citator.data.metadata import Metadata, Scalar, check_value, document_metadata, iso_date
+from citator.data.metadata import Metadata, Scalar, check_value, document_metadata
 from citator.data.records import Document
 from citator.errors import IndexDirError, MetadataError
 from citator.stance.retrieve.layout import METADATA
@@ -40,38 +40,26 @@ def _row(raw: dict[str, Any], where: tuple[Path, int]) -> Metadata:
     return MappingProxyType(row)
 
 
-_ABSENT, _DATE, _TEXT, _NUMBER = range(4)
-
-
 class Column:
-    """One key's values for every document, read once, so that a filter is decided for all documents at once and
-    exactly as `Filter.matches` decides each: the comparisons run on object arrays (Python's own `<`, `==` on
-    dates, text and numbers, element by element in numpy's loop), never on converted floats or strings."""
+    """One key's values for every document, typed once (`filters.typed`), so that a filter is decided for all
+    documents at once and exactly as `Filter.matches` decides each: the comparisons run on object arrays (Python's
+    own `<`, `==` on dates, text and numbers, element by element in numpy's loop), never on converted values."""
 
     def __init__(self, values: Sequence[Scalar | None]) -> None:
-        n = len(values)
-        self.kinds = np.full(n, _ABSENT, dtype=np.int8)
-        self.values = np.empty(n, dtype=object)  # a date as a date, text as text, a number as it is
-        self.texts = np.empty(n, dtype=object)  # what a text comparison compares
+        kinds = np.zeros(len(values), dtype=np.int8)  # 0: absent, which meets no filter
+        self.values = np.empty(len(values), dtype=object)
+        self.texts = np.empty(len(values), dtype=object)
         for i, value in enumerate(values):
-            if value is None:
-                continue
-            if isinstance(value, str):
-                day = iso_date(value)
-                self.kinds[i], self.values[i], self.texts[i] = (_TEXT, value, value) if day is None else (
-                    _DATE, day, value)
-            else:
-                self.kinds[i], self.values[i], self.texts[i] = _NUMBER, value, str(value)
+            if value is not None:
+                kinds[i], self.values[i], self.texts[i] = typed(value)
+        self.rows = {kind: rows for kind in (DATE, TEXT, NUMBER) if (rows := kinds == kind).any()}
 
     def matches(self, f: Filter) -> np.ndarray:
         """A bool per document: whether its value meets `f` (False where it has none)."""
-        compare, out = OPS[f.op], np.zeros(len(self.kinds), dtype=bool)
-        day, number = iso_date(f.value), as_number(f.value)
-        for kind, typed in ((_DATE, day), (_TEXT, None), (_NUMBER, number)):
-            rows = self.kinds == kind
-            if rows.any():
-                out[rows] = compare(self.values[rows], typed) if typed is not None else compare(self.texts[rows],
-                                                                                                f.value)
+        compare, out = OPS[f.op], np.zeros(len(self.values), dtype=bool)
+        for kind, rows in self.rows.items():
+            mine = f.operand(kind)
+            out[rows] = compare(self.values[rows], mine) if mine is not None else compare(self.texts[rows], f.value)
         return out
 
 
