@@ -168,15 +168,15 @@ _BACK = re.compile(r"\s+(?:the|that|this|its)\s+"
                    r"(rule|test|doctrine|standard|holding|framework|exception|presumption)\b", re.I)
 
 
-def _named_before(text: str, a: int, m: re.Match[str], mentions: list[_Mention]) -> int | None:
-    """The mention (by index) that the noun after cue `m` points back to in its sentence, or None."""
+def _named_before(text: str, m: re.Match[str], mentions: list[_Mention]) -> int | None:
+    """The mention (by index; all are of the cue's sentence) that the noun after cue `m` points back to, or None."""
     back = _BACK.match(text, m.end())
     if back is None:
         return None
     noun = back.group(1).lower()
     for k in range(len(mentions) - 1, -1, -1):
         x = mentions[k]
-        if x.end <= m.start() and x.start >= a and re.match(rf"(?:['’]s)?\s+{noun}\b", text[x.end:x.end + 30], re.I):
+        if x.end <= m.start() and re.match(rf"(?:['’]s)?\s+{noun}\b", text[x.end:x.end + 30], re.I):
             return k
     return None
 
@@ -186,8 +186,8 @@ def _governed(text: str, a: int, m: re.Match[str], cue: Cue, mentions: list[_Men
     if cue.side == "after":
         k = next((i for i, x in enumerate(mentions) if x.start >= m.end()), None)
         if k is None or not OBJECT.fullmatch(text, m.end(), mentions[k].start):
-            back = _named_before(text, a, m, mentions)
-            said = turn(cue, text[max(a, m.start() - 60):m.start()], m.group(), "") if back is not None else None
+            back = _named_before(text, m, mentions)
+            said = None if back is None else turn(cue, text[max(a, m.start() - 60):m.start()], m.group(), "")
             return [(back, said)] if back is not None and said else []
         said = turn(cue, text[max(a, m.start() - 60):m.start()], m.group(), text[m.end():mentions[k].start])
         ks = [k]
