@@ -139,25 +139,25 @@ def main() -> None:
     build_s, _ = timed(f"full build of {len(base)} documents", lambda: build(base, index))
     gone = set(random.Random(49).sample([d.doc_id for d in base + extra], n))
     mixed = Mixed([d for d in base + extra if d.doc_id not in gone], pool, seed=52)
-    steps = [("add", f"add {args.fraction:.0%}", n, [Change(tuple(extra))], base + extra),
-             ("remove", f"remove {args.fraction:.0%}", n, [Change(remove=tuple(sorted(gone)))], mixed.docs)]
-    rows = []
-    for name, label, count, changes, _ in steps + [("mixed", f"{args.mixed} mixed updates", None, None, None)]:
-        if name == "mixed":
-            if not args.mixed:
-                continue
-            changes = [mixed.next() for _ in range(args.mixed)]
-            count = sum(len(c.add) + len(c.remove) for c in changes)
-        resulting = mixed.docs if name != "add" else base + extra
+    rows: list[dict] = []
+
+    def measure(label: str, changes: list, resulting: list) -> None:
+        """Time `changes` as updates of the index, then compare its answers with a build of `resulting`."""
         seconds, _ = timed(label, lambda: [update(index, c, progress=False) for c in changes])
-        reference = work / f"rebuilt-{name}"
+        reference = work / "rebuilt"
         build(resulting, reference, given=index)
         equal, worst = same_answers(index, reference, queries)
-        rows.append({"update": label, "documents": count, "update_seconds": round(seconds, 2),
-                     "per_update_seconds": round(seconds / len(changes), 2), "full_build_seconds": round(build_s, 1),
-                     "ratio": round(seconds / len(changes) / build_s, 4), "answers_equal": equal,
-                     "worst_score_diff": worst})
         shutil.rmtree(reference)
+        rows.append({"update": label, "documents": sum(len(c.add) + len(c.remove) for c in changes),
+                     "update_seconds": round(seconds, 2), "per_update_seconds": round(seconds / len(changes), 2),
+                     "full_build_seconds": round(build_s, 1), "ratio": round(seconds / len(changes) / build_s, 4),
+                     "answers_equal": equal, "worst_score_diff": worst})
+
+    measure(f"add {args.fraction:.0%}", [Change(tuple(extra))], base + extra)
+    measure(f"remove {args.fraction:.0%}", [Change(remove=tuple(sorted(gone)))], mixed.docs)
+    if args.mixed:
+        changes = [mixed.next() for _ in range(args.mixed)]
+        measure(f"{args.mixed} mixed updates", changes, mixed.docs)
     report(args, rows, docs, queries, index)
 
 
