@@ -10,7 +10,8 @@ end to end: BM25, encoding, the treatment table, ONNX query graphs): the full bu
 with one update, and --fraction of the resulting corpus, chosen at random (seeded), is removed with another; then
 --mixed small updates follow (seeded: 1-3 documents added, replaced with longer text, or removed each time). After
 the add, the remove and the mixed updates, the index's answers to --queries CaseFacts `dev` propositions (never
-test) are compared with a build of the resulting corpus: the same ids in the same order and scores within 1e-5.
+test) are compared with a build of the resulting corpus: the same ids in the same order and scores within 1e-5, and
+the same treatment table row for row.
 
 --random-vectors swaps the document encoder for hash-seeded unit vectors in every build and update of the run (as
 scale.py's large indexes do), so the table times everything but encoding. A real build encodes every passage and an
@@ -51,6 +52,14 @@ def timed(step: str, work: object) -> tuple[float, object]:
     seconds = time.perf_counter() - began
     print(f"{step}: {seconds:.1f} s", file=sys.stderr, flush=True)
     return seconds, value
+
+
+def same_table(a: Path, b: Path) -> bool:
+    """Whether two indexes hold the same treatment table, row for row."""
+    from citator.stance.retrieve.layout import TREATMENTS, open_folder
+    from citator.stance.treat import read_table
+
+    return read_table(open_folder(a).path(TREATMENTS)).rows == read_table(open_folder(b).path(TREATMENTS)).rows
 
 
 def same_answers(a: Path, b: Path, queries: list) -> tuple[bool, float]:
@@ -147,11 +156,12 @@ def main() -> None:
         reference = work / "rebuilt"
         build(resulting, reference, given=index)
         equal, worst = same_answers(index, reference, queries)
+        table = same_table(index, reference)
         shutil.rmtree(reference)
         rows.append({"update": label, "documents": sum(len(c.add) + len(c.remove) for c in changes),
                      "update_seconds": round(seconds, 2), "per_update_seconds": round(seconds / len(changes), 2),
                      "full_build_seconds": round(build_s, 1), "ratio": round(seconds / len(changes) / build_s, 4),
-                     "answers_equal": equal, "worst_score_diff": worst})
+                     "answers_equal": equal, "worst_score_diff": worst, "table_equal": table})
 
     measure(f"add {args.fraction:.0%}", [Change(tuple(extra))], base + extra)
     measure(f"remove {args.fraction:.0%}", [Change(remove=tuple(sorted(gone)))], mixed.docs)
@@ -168,12 +178,13 @@ def result_name(args: argparse.Namespace) -> str:
 
 def report(args: argparse.Namespace, rows: list[dict], docs: list, queries: list, index: Path) -> None:
     print("| update | documents | seconds | per update s | full build s | per update / build | answers equal a build "
-          "(worst diff) |")
-    print("|---|---|---|---|---|---|---|")
+          "(worst diff) | treatment table equal |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['update']} | {r['documents']} | {r['update_seconds']:.1f} | {r['per_update_seconds']:.1f} | "
               f"{r['full_build_seconds']:.1f} | {100 * r['ratio']:.1f}% | "
-              f"{'yes' if r['answers_equal'] else 'NO'} ({r['worst_score_diff']:.1e}) |")
+              f"{'yes' if r['answers_equal'] else 'NO'} ({r['worst_score_diff']:.1e}) | "
+              f"{'yes' if r['table_equal'] else 'NO'} |")
     from citator.stance.retrieve.layout import open_folder
 
     manifest = open_folder(index).manifest

@@ -48,7 +48,7 @@ from citator.stance.retrieve.learned import CorpusSlice, LearnedParts, Links
 from citator.stance.retrieve.model import BaseEncoder, StanceModel
 from citator.stance.retrieve.passage_store import Passages, passage_rules
 from citator.stance.retrieve.treatments import user_rows, write_treatments
-from citator.stance.treat import Treatment
+from citator.stance.treat import Earlier, Treatment
 
 if TYPE_CHECKING:
     from citator.stance.retrieve.memory import PropositionMemory
@@ -107,7 +107,9 @@ class BuildRequest:
     generation an update replaces (stance/retrieve/update.py): what it holds that no document decides (the model's
     parts it copied in, the query graphs, its provenance) is copied from it rather than made again.
     `treatments`: a user's own treatment rows, checked against the corpus, merged into the index's table.
-    `metadata`: the side file of metadata merged over the documents' own as the index stores them."""
+    `treatments_before`: of an update, the corpus before it and its table, whose rows the change cannot alter are
+    kept (treat.affected). `metadata`: the side file of metadata merged over the documents' own as the index stores
+    them."""
 
     docs: Sequence[Document]
     corpus_sha256: str
@@ -120,6 +122,7 @@ class BuildRequest:
     progress: bool = True
     earlier: IndexFolder | None = None
     treatments: tuple[Treatment, ...] = ()
+    treatments_before: Earlier | None = None
     metadata: SideMetadata | None = None
 
     @property
@@ -263,7 +266,7 @@ def write_data(data_dir: Path, request: BuildRequest, encoder: Encoder | None) -
     write_documents(data_dir, stored)  # titles and texts, for briefs that show the passage that scored
     write_metadata(data_dir, stored)
     if part is None:  # a sharded index keeps the corpus's table beside its shards (stance/shards/build.py)
-        write_treatments(data_dir, docs, request.treatments, request.progress)
+        write_treatments(data_dir, docs, request.treatments, request.progress, request.treatments_before)
     if part is None or part.start == 0:  # of a sharded index, the first shard's graphs encode every query
         export_query_graphs(data_dir, request)
     return len(passages)

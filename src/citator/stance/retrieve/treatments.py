@@ -17,7 +17,8 @@ from citator.data.records import Document
 from citator.errors import IndexDirError
 from citator.stance.retrieve.index_files import REBUILD, verify_digests
 from citator.stance.retrieve.layout import TREATMENTS, IndexFolder
-from citator.stance.treat import Treatment, TreatmentTable, extract, merge, read_table, read_user_table, write_table
+from citator.stance.treat import (Earlier, Treatment, TreatmentTable, extract, merge, read_table, read_user_table,
+                                  write_table)
 
 
 def user_rows(path: Path | None, doc_ids: Collection[str]) -> tuple[Treatment, ...]:
@@ -26,10 +27,11 @@ def user_rows(path: Path | None, doc_ids: Collection[str]) -> tuple[Treatment, .
 
 
 def write_treatments(data_dir: Path, docs: Sequence[Document], user: Sequence[Treatment] = (),
-                     progress: bool = False) -> TreatmentTable:
-    """The corpus's treatment table with the user's rows merged, written into `data_dir`."""
+                     progress: bool = False, earlier: Earlier | None = None) -> TreatmentTable:
+    """The corpus's treatment table with the user's rows merged, written into `data_dir`. `earlier`: the corpus an
+    update changed and its table, whose rows of documents the change leaves alone are kept (treat.affected)."""
     began = time.monotonic()
-    table = merge(extract(docs), user)
+    table = merge(extract(docs, earlier=earlier), user)
     write_table(data_dir / TREATMENTS, table)
     if progress:
         flagged = len({row.cited_doc_id for row in table if table.flag(row.cited_doc_id)})
@@ -38,15 +40,21 @@ def write_treatments(data_dir: Path, docs: Sequence[Document], user: Sequence[Tr
     return table
 
 
-def kept_user_rows(folder: IndexFolder, doc_ids: Collection[str]) -> tuple[Treatment, ...]:
+def earlier_table(folder: IndexFolder) -> TreatmentTable | None:
+    """An earlier generation's table as it stored it (None: it keeps none), its bytes checked against its digest
+    first; an update reads it, and the documents it is of are the generation's own."""
+    if TREATMENTS not in folder.manifest.files:
+        return None
+    verify_digests(folder.data, {TREATMENTS: folder.manifest.files[TREATMENTS]})
+    return read_table(folder.path(TREATMENTS))
+
+
+def kept_user_rows(table: TreatmentTable, doc_ids: Collection[str]) -> tuple[Treatment, ...]:
     """An earlier generation's rows from a user's --treatments (found_by "user") whose two documents the updated
     corpus still holds: an update keeps them, and extracts the rows the documents' own text gives again, as a
-    rebuild of the resulting corpus would. The table's bytes are checked against its digest first."""
-    if TREATMENTS not in folder.manifest.files:
-        return ()
-    verify_digests(folder.data, {TREATMENTS: folder.manifest.files[TREATMENTS]})
+    rebuild of the resulting corpus would."""
     ids = set(doc_ids)
-    return tuple(row for row in read_table(folder.path(TREATMENTS)) if row.found_by == "user"
+    return tuple(row for row in table if row.found_by == "user"
                  and row.citing_doc_id in ids and row.cited_doc_id in ids)
 
 

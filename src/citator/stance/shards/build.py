@@ -178,7 +178,7 @@ def write_sharded(where: Path, request: BuildRequest, encoder: Encoder | None, s
         (tmp / DOC_IDS).write_text(json.dumps(ids), encoding="utf-8")
         # The corpus's table, of every document (shards have none): on Ray, of the documents Ray Data read.
         every = request.docs if cut.blocks is None else [d for part in parts for d in documents(part)]
-        write_treatments(tmp, every, request.treatments, request.progress)
+        write_treatments(tmp, every, request.treatments, request.progress, request.treatments_before)
         # The manifest records the files of its own: the corpus's ids, its treatment table and each shard's
         # manifest, which records (and has checked when its shard is loaded) every file of its shard.
         own = {name: file_entry(tmp / name)
@@ -198,7 +198,7 @@ def _build_shards(pool: LocalPool | RayPool, tmp: Path, request: BuildRequest, p
     # On Ray, put once in the object store: every call reads the same copies.
     ids, titles = _shared((cut.ids, cut.titles)) if isinstance(pool, RayPool) else (cut.ids, cut.titles)
     # The builders take the request whole, without the coordinator's documents: each has its shard's.
-    sent = replace(request, docs=[], passages=None, treatments=())
+    sent = replace(request, docs=[], passages=None, treatments=(), treatments_before=None)
     counts = pool.run([(s % n_workers, "count", (s, parts[s], sent, starts[s], ids, titles)) for s in range(shards)])
     stats = {name: CorpusStats.total(c[name] for c in counts) for name in counts[0]}
     _say(request.progress, f"{shards} shards tokenized by {n_workers} builder{'s' * (n_workers > 1)}; corpus "

@@ -19,9 +19,10 @@ from citator.stance.retrieve.update import (
     Change, Stored, base_encoder, carried_passages, check, next_generation, read_ids, resulting, say,
     update_request,
 )
-from citator.stance.retrieve.treatments import kept_user_rows
+from citator.stance.retrieve.treatments import earlier_table, kept_user_rows
 from citator.stance.shards.build import Cut, Sharding, shard_starts, write_sharded
 from citator.stance.shards.workers import connect
+from citator.stance.treat import Earlier
 
 
 def update(index_dir: str | Path, change: Change, progress: bool = True, ray: str | None = None) -> Manifest:
@@ -43,8 +44,10 @@ def update(index_dir: str | Path, change: Change, progress: bool = True, ray: st
                                   encoder, progress)
         say(progress, f"{sum(s < 0 for s in sources)} documents encoded; writing generation "
                       f"{folder.manifest.generation.number + 1}")
+        table = earlier_table(folder)
         request = replace(update_request(first, docs, result.passages, progress),
-                          treatments=kept_user_rows(folder, [d.doc_id for d in docs]))
+                          treatments=() if table is None else kept_user_rows(table, [d.doc_id for d in docs]),
+                          treatments_before=None if table is None else Earlier(stored.docs, table))
         generation = next_generation(folder.manifest, counts)
         if not folder.manifest.shards:
             return build_into(where, request, encoder, generation)

@@ -6,10 +6,11 @@ follow, distinguish), found in the documents' own text, kept as a versioned tabl
     table.flag(doc_id)                    # "red", "yellow" or None
 """
 
+from citator.stance.treat.affected import Earlier
 from citator.stance.treat.extract import extract
 from citator.stance.treat.record import RED, TREATMENTS, YELLOW, Treatment, flag
 from citator.stance.treat.store import FORMAT, read_table, read_user_table, write_table
 from citator.stance.treat.table import TreatmentTable, merge
 
-__all__ = ["FORMAT", "RED", "TREATMENTS", "YELLOW", "Treatment", "TreatmentTable", "extract", "flag", "merge",
+__all__ = ["Earlier", "FORMAT", "RED", "TREATMENTS", "YELLOW", "Treatment", "TreatmentTable", "extract", "flag", "merge",
            "read_table", "read_user_table", "write_table"]

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from citator.data.records import Document
 from citator.stance.treat.cues import CUES, OBJECT, SUBJECT, Cue, turn
+from citator.stance.treat.affected import Earlier, again
 from citator.stance.treat.matcher import CaseNames
-from citator.stance.treat.names import tokenize
+from citator.stance.treat.names import WordCounts, tokenize
 from citator.stance.treat.record import RED, TREATMENTS, Treatment
 from citator.stance.treat.reporters import citation_index, citations_in
 from citator.stance.treat.table import TreatmentTable
@@ -60,31 +61,46 @@ class _Corpus:
     date: dict[str, str]
 
 
-def extract(documents: Iterable[Document], citations: Mapping[str, str] | None = None) -> TreatmentTable:
+def extract(documents: Iterable[Document], citations: Mapping[str, str] | None = None,
+            earlier: Earlier | None = None) -> TreatmentTable:
     """The treatment table of `documents`. A document's reporter citation comes from `citations` (doc_id ->
     "500 U.S. 565") or else its own `citation` key; its decision date, used to keep a case from citing a later
-    one, from its `date` or `decided` key (ISO)."""
+    one, from its `date` or `decided` key (ISO). Given the `earlier` corpus and its table, only the documents whose
+    rows the change can alter (`affected.again`) are read again; the rest keep their earlier rows."""
     docs = list(documents)
-    corpus = _corpus(docs, citations or {})
+    given = citations or {}
+    words = WordCounts(d.text for d in docs)
+    corpus = _corpus(docs, given, words)
+    kept: tuple[Treatment, ...] = ()
+    if earlier is not None:
+        redo = again(docs, earlier, words, corpus.names, lambda d: _citation(d, given), _date)
+        kept = tuple(r for r in earlier.table.rows if r.found_by != "user" and r.citing_doc_id not in redo)
+        docs = [d for d in docs if d.doc_id in redo]
     rows: list[Treatment] = []
     for doc in docs:
         rows.extend(_document_rows(doc, corpus))
     # A decision that overrules or abrogates a case does not follow it: a sentence that recounts the old rule
     # ("Under Williamson County, the government did not need ...") is no reliance on it.
     red = {(r.citing_doc_id, r.cited_doc_id) for r in rows if r.treatment in RED}
-    return TreatmentTable(tuple(r for r in rows if not (r.treatment == "follows" and
-                                                        (r.citing_doc_id, r.cited_doc_id) in red)))
+    return TreatmentTable(kept + tuple(r for r in rows if not (r.treatment == "follows" and
+                                                               (r.citing_doc_id, r.cited_doc_id) in red)))
 
 
-def _corpus(docs: list[Document], given: Mapping[str, str]) -> _Corpus:
-    citation = {d.doc_id: str(d.extra["citation"]) for d in docs if isinstance(d.extra.get("citation"), str)}
-    citation.update({k: v for k, v in given.items() if isinstance(v, str)})
-    date = {}
-    for d in docs:
-        value = d.extra.get("date", d.extra.get("decided"))
-        if isinstance(value, str) and re.fullmatch(r"\d{4}(?:-\d\d(?:-\d\d)?)?", value):
-            date[d.doc_id] = value
-    names = CaseNames({d.doc_id: d.title for d in docs}, {d.doc_id: d.text for d in docs})
+def _citation(doc: Document, given: Mapping[str, str]) -> str | None:
+    value = given.get(doc.doc_id)
+    value = value if isinstance(value, str) else doc.extra.get("citation")
+    return value if isinstance(value, str) else None
+
+
+def _date(doc: Document) -> str | None:
+    value = doc.extra.get("date", doc.extra.get("decided"))
+    return value if isinstance(value, str) and re.fullmatch(r"\d{4}(?:-\d\d(?:-\d\d)?)?", value) else None
+
+
+def _corpus(docs: list[Document], given: Mapping[str, str], words: WordCounts) -> _Corpus:
+    citation = {d.doc_id: c for d in docs if (c := _citation(d, given)) is not None}
+    date = {d.doc_id: v for d in docs if (v := _date(d)) is not None}
+    names = CaseNames({d.doc_id: d.title for d in docs}, words.common(), words.justices())
     return _Corpus(names, citation_index(citation), citation, date)
 
 

@@ -11,11 +11,11 @@ cases apart (by year, citation, date) is the resolver's work, not the matcher's.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from citator.stance.treat.names import (Token, common_words, content, is_breaker, is_government, justice_names,
-                                        parties, tokenize)
+from citator.stance.treat.names import Token, content, is_breaker, is_government, parties, tokenize
 
 # What may stand between two words of one name: spaces, stops, commas, ampersands, apostrophes, hyphens.
 _NAME_GAP = re.compile(r"[\s.,&'’\-]*")
@@ -38,22 +38,25 @@ class NameHit:
 class CaseNames:
     """The corpus's case names, indexed for matching (built once per corpus)."""
 
-    def __init__(self, titles: Mapping[str, str], texts: Mapping[str, str]) -> None:
-        self._pairs: dict[tuple[str, str], list[tuple[str, tuple[str, ...], tuple[str, ...]]]] = {}
-        self._plain: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    def __init__(self, titles: Mapping[str, str], common: frozenset[str] = frozenset(),
+                 justices: frozenset[str] = frozenset()) -> None:
+        """`titles`: doc_id -> title. `common`: words no one-word short name may be; `justices`: surnames that are
+        judges' (names.WordCounts of the corpus's texts)."""
+        # Same-named titles share one entry (a corpus may hold a name many times): a name is compared once.
+        self._pairs: dict[tuple[str, str], dict[tuple[frozenset[str], frozenset[str]], list[str]]] = {}
+        self._plain: dict[str, dict[tuple[str, ...], list[str]]] = {}
         self._short: dict[tuple[str, ...], set[str]] = {}
         self._words: dict[str, frozenset[str]] = {}
         for doc_id, title in titles.items():
             self._add(doc_id, title)
-        self._common = common_words(texts.values())
-        self._justices = justice_names(texts.values())
+        self._common, self._justices = common, justices
 
     def _add(self, doc_id: str, title: str) -> None:
         split = parties(title)
         if split is None:
             words = content(t.norm for t in tokenize(title))
             if words:
-                self._plain.setdefault(words[0], []).append((doc_id, words))
+                self._plain.setdefault(words[0], {}).setdefault(words, []).append(doc_id)
                 named = tuple(w for w in words if w not in ("re", "parte", "ex", "cases", "case"))
                 if named:
                     self._short.setdefault(named, set()).add(doc_id)
@@ -63,7 +66,8 @@ class CaseNames:
         # A party of several words may go by its initials: "McConnell v. FEC", "NLRB v. Jones & Laughlin".
         for said_left in {left, _initials(left)}:
             for said_right in {right, _initials(right)}:
-                self._pairs.setdefault((said_left[0], said_right[0]), []).append((doc_id, said_left, said_right))
+                names = self._pairs.setdefault((said_left[0], said_right[0]), {})
+                names.setdefault((frozenset(said_left), frozenset(said_right)), []).append(doc_id)
         own: set[str] = set()
         for party in (left, right):
             if not is_government(party):
@@ -75,11 +79,33 @@ class CaseNames:
                 own.update(w for w in party if not w.isdigit() and len(w) > 2)
         self._words[doc_id] = frozenset(own)
 
+    def names_alone(self, word: str) -> bool:
+        """Whether `word` alone is a short name of some case (unless common or a justice's)."""
+        return (word,) in self._short
+
+    @staticmethod
+    def needed_words(title: str) -> tuple[frozenset[str], ...]:
+        """Sets of token norms, read off the keys `_add` files `title` under: a text in which `find` names the title
+        holds every word of one set at least. A full name needs both parties' first words (or initials), a short
+        name its party's leading words, a title without " v. " all of its words."""
+        split = parties(title)
+        if split is None:
+            words = content(t.norm for t in tokenize(title))
+            named = tuple(w for w in words if w not in ("re", "parte", "ex", "cases", "case"))
+            return (frozenset(named or words),) if words else ()
+        left, right = split
+        out = {frozenset({a[0], b[0]}) for a in {left, _initials(left)} for b in {right, _initials(right)}}
+        for party in (left, right):
+            if not is_government(party):
+                out.add(frozenset(party[:1] if len(party) <= 2 and not is_government(party[:1]) else party[:2]))
+        return tuple(out)
+
     def find(self, text: str, tokens: list[Token] | None = None) -> list[NameHit]:
         """Every case name in `text`, in text order: full names, then short names where no full name is."""
         tokens = tokenize(text) if tokens is None else tokens
         hits = self._full_names(text, tokens)
-        taken = {i for h in hits for i, t in enumerate(tokens) if h.start <= t.start < h.end}
+        starts = [t.start for t in tokens]
+        taken = {i for h in hits for i in range(bisect_left(starts, h.start), bisect_left(starts, h.end))}
         for i, tok in enumerate(tokens):  # a name around " v. " that is no corpus title is still no short name
             if tok.norm == "v" and text[tok.start] == "v":
                 taken.update(range(_reach(text, tokens, i, -1), _reach(text, tokens, i, +1)))
@@ -126,23 +152,26 @@ class CaseNames:
                 said_right = content(t.norm for t in tokens[i + 1:e])
                 if not said_right:
                     continue
-                for doc_id, title_left, title_right in self._pairs.get((said_left[0], said_right[0]), ()):
-                    if set(said_left) <= set(title_left) and set(said_right) <= set(title_right):
+                for (title_left, title_right), doc_ids in self._pairs.get((said_left[0], said_right[0]), {}).items():
+                    if title_left.issuperset(said_left) and title_right.issuperset(said_right):
                         score = len(said_left) + len(said_right)
                         if score > best[0]:
-                            best = (score, tokens[j].start, tokens[e - 1].end, [doc_id])
+                            best = (score, tokens[j].start, tokens[e - 1].end, list(doc_ids))
                         elif score == best[0] and (tokens[j].start, tokens[e - 1].end) == best[1:3]:
-                            best[3].append(doc_id)
+                            best[3].extend(doc_ids)
         return NameHit(best[1], best[2], tuple(best[3]), True) if best[3] else None
 
     def _plain_titles(self, tokens: list[Token]) -> list[NameHit]:
+        """Titles without " v. " ("In re Gault"), each found where a capitalised word begins its run of words; a
+        title that several records share is one hit naming all of them."""
         hits = []
-        words = [(k, t) for k, t in enumerate(tokens) if content([t.norm])]
-        for n, (k, tok) in enumerate(words):
-            for doc_id, title in self._plain.get(tok.norm, ()):
-                said = tuple(t.norm for _, t in words[n:n + len(title)])
-                if said == title and tok.capital:
-                    hits.append(NameHit(tok.start, words[n + len(title) - 1][1].end, (doc_id,), True))
+        words = [t for t in tokens if content([t.norm])]
+        norms = [t.norm for t in words]
+        for n, tok in enumerate(words):
+            titles = self._plain.get(tok.norm) if tok.capital else None
+            for title, doc_ids in (titles or {}).items():
+                if tuple(norms[n:n + len(title)]) == title:
+                    hits.append(NameHit(tok.start, words[n + len(title) - 1].end, tuple(doc_ids), True))
         return hits
 
     def _short_name(self, tokens: list[Token], run: tuple[int, int], anchored: set[str],

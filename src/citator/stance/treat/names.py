@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
 
 # One spelling for each word that case names abbreviate (Bluebook T6 style), and "united states" as "us".
 _FOLD = {
@@ -47,9 +48,9 @@ _BREAKERS = frozenset({"court", "courts", "justice", "justices", "chief", "judge
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
 
-@dataclass(frozen=True)
-class Token:
-    """A word of a text: its folded form, its characters [start, end), and whether it is written capitalised."""
+class Token(NamedTuple):
+    """A word of a text: its folded form, its characters [start, end), and whether it is written capitalised (a
+    tuple, not a dataclass: a corpus's texts make millions of them, on every build and update)."""
 
     norm: str
     start: int
@@ -60,15 +61,19 @@ class Token:
 def tokenize(text: str) -> list[Token]:
     """The words of `text`, folded; initials run together ("U. S. A." is one word, "usa", folded to "us")."""
     out: list[Token] = []
+    fold = _FOLD.get
     for m in _WORD.finditer(text):
         word = m.group()
-        low = re.sub(r"['’]s$", "", word.lower())  # "Apprendi's" is Apprendi
+        low = word.lower()
+        if low.endswith(("'s", "’s")):
+            low = low[:-2]  # "Apprendi's" is Apprendi
+        start, end = m.span()
         if (len(word) == 1 and word.isupper() and out and out[-1].capital and len(out[-1].norm) <= 3
-                and out[-1].norm.isalpha() and _only_initials(text[out[-1].start:m.start()])):
+                and out[-1].norm.isalpha() and _only_initials(text[out[-1].start:start])):
             joined = out[-1].norm + low
-            out[-1] = Token(_FOLD.get(joined, joined), out[-1].start, m.end(), True)
+            out[-1] = Token(fold(joined, joined), out[-1].start, end, True)
             continue
-        out.append(Token(_FOLD.get(low, low), m.start(), m.end(), word[0].isupper() or word[0].isdigit()))
+        out.append(Token(fold(low, low), start, end, word[0].isupper() or word[0].isdigit()))
     _fold_united_states(out)
     return out
 
@@ -91,6 +96,7 @@ def content(words: Iterable[str]) -> tuple[str, ...]:
     return tuple(w for w in words if w not in _JOINERS and w not in _ENDINGS)
 
 
+@lru_cache(maxsize=1 << 16)  # asked of the citing document's title at every short name it holds
 def parties(title: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """A title's two parties as content words, or None when the title has no " v. " (e.g. "In re Gault")."""
     words = [t.norm for t in tokenize(title)]
@@ -106,27 +112,62 @@ def is_government(party: tuple[str, ...]) -> bool:
     return bool(party) and all(w in _GOVERNMENTS for w in party)
 
 
-def common_words(texts: Iterable[str]) -> frozenset[str]:
-    """Words the texts write in lower case at least a quarter as often as capitalised: such a word is no safe
-    one-word short name ("Stone" in "Harlan Fiske Stone" or "a stone")."""
-    low: Counter[str] = Counter()
-    cap: Counter[str] = Counter()
-    for text in texts:
-        for m in _WORD.finditer(text):
-            word = m.group()
-            (cap if word[0].isupper() else low)[word.lower()] += 1
-    folded = {_FOLD.get(w, w) for w, n in low.items() if n * 4 >= cap[w]}
-    return frozenset(folded)
+_JUSTICE = re.compile(r"\bJustices?\s+((?:[A-Z][\w'’.-]*\s+){0,3}[A-Z][\w'’-]+)")
 
 
-def justice_names(texts: Iterable[str]) -> frozenset[str]:
-    """Surnames that follow "Justice" in the texts ("Justice Anthony M. Kennedy"): a bare "Roberts" is a judge far
-    more often than Ohio v. Roberts."""
-    found: set[str] = set()
-    for text in texts:
-        for m in re.finditer(r"\bJustices?\s+((?:[A-Z][\w'’.-]*\s+){0,3}[A-Z][\w'’-]+)", text):
-            found.add(m.group(1).split()[-1].lower())
-    return frozenset(found)
+class WordCounts:
+    """How often a corpus writes each word capitalised and in lower case, and each surname after "Justice": what
+    `common` and `justices` read. Counts rather than sets, so that an update can take a document's words out."""
+
+    def __init__(self, texts: Iterable[str] = ()) -> None:
+        self.low: Counter[str] = Counter()
+        self.cap: Counter[str] = Counter()
+        self.justice: Counter[str] = Counter()
+        for text in texts:
+            self.add(text)
+
+    def add(self, text: str, times: int = 1) -> None:
+        """Count `text`'s words `times` times more (-1: take a text out)."""
+        for word, n in Counter(_WORD.findall(text)).items():
+            (self.cap if word[0].isupper() else self.low)[word.lower()] += n * times
+        for m in _JUSTICE.finditer(text):
+            self.justice[m.group(1).split()[-1].lower()] += times
+
+    def copy(self) -> WordCounts:
+        out = WordCounts()
+        out.low, out.cap, out.justice = self.low.copy(), self.cap.copy(), self.justice.copy()
+        return out
+
+    def common(self) -> frozenset[str]:
+        """Words the texts write in lower case at least a quarter as often as capitalised: such a word is no safe
+        one-word short name ("Stone" in "Harlan Fiske Stone" or "a stone")."""
+        return frozenset({_FOLD.get(w, w) for w, n in self.low.items() if n > 0 and n * 4 >= self.cap[w]})
+
+    def justices(self) -> frozenset[str]:
+        """Surnames that follow "Justice" in the texts ("Justice Anthony M. Kennedy"): a bare "Roberts" is a judge
+        far more often than Ohio v. Roberts."""
+        return frozenset(w for w, n in self.justice.items() if n > 0)
+
+
+def spellings(norm: str) -> frozenset[str]:
+    """The lower-case words (as `_WORD` finds them) that `tokenize` may fold to `norm`: itself, its possessive,
+    the words folded to it; for "us" also "united" (of "United States")."""
+    out = {norm} | {k for k, v in _FOLD.items() if v == norm}
+    if norm == "us":
+        out.add("united")
+    return frozenset(out | {w + s for w in out for s in ("'s", "’s")})
+
+
+_INITIALS = re.compile(r"(?<![^\W_])[A-Z](?:[.\s]+[A-Z](?![^\W_]))+")
+
+
+def written_words(text: str) -> set[str]:
+    """Every word of `text` in lower case as `_WORD` finds it, and the words `tokenize` makes of its runs of initials
+    ("F. E. C." is "fec"): each token of `text` is one of them or folds from one (`spellings`)."""
+    out = {w.lower() for w in set(_WORD.findall(text))}
+    for m in _INITIALS.finditer(text):
+        out.update(t.norm for t in tokenize(m.group()))
+    return out
 
 
 def is_breaker(token: Token) -> bool:

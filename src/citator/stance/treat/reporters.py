@@ -8,6 +8,7 @@ report): a citation resolves to all of them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ if TYPE_CHECKING:  # eyecite takes 1.4 s to load: only when citations are read, 
     from eyecite.models import FullCaseCitation
 
 Key = tuple[str, str, str]
+_DIGIT = re.compile(r"\d")
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,8 @@ def _key(citation: FullCaseCitation) -> Key | None:
 
 def citations_in(text: str) -> list[CitationHit]:
     """The full case citations of `text` with a volume, reporter and page, in text order."""
+    if not _DIGIT.search(text):
+        return []  # no volume or page: no full citation (and eyecite is the dearest step of a table)
     from eyecite import get_citations
     from eyecite.models import FullCaseCitation
 
