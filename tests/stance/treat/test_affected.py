@@ -25,7 +25,8 @@ PIECES = st.sampled_from([
     " was overruled", " is no longer good law", "Booth v. Maryland", "Booth", "Roberts", "Ohio v. Roberts",
     "In re Gault", "Gault", "Johnson v. US", "Johnson v. United States (1997)", "McConnell v. FEC", "F. E. C.",
     "McConnell", "Stone v. Powell", "Stone", "a stone", "the stone wall", "Justice Roberts wrote.",
-    "Justice Stone wrote.", "482 U.S. 496", "448 US 56", "520 U. S. 461", "Payne", ". ", ", ", " and ", "\n"])
+    "Justice Stone wrote.", "Booth v. Marylandwhich", "Robertswho", "Gaultthat", "482 U.S. 496", "448 US 56",
+    "520 U. S. 461", "Payne", ". ", ", ", " and ", "\n"])
 
 
 @st.composite

@@ -117,3 +117,19 @@ def test_a_rule_named_for_a_case_and_then_overruled_by_the_noun_is_that_cases() 
     assert rows("The Court applied the Terry rule, though the dissent would have overruled the rule.") \
         == {("terry", "follows")}
     assert rows("Relying on Roe v. Wade, the Court overturned the decision below.") == {("roe", "follows")}
+
+
+def test_a_name_glued_to_the_next_word_is_still_the_name() -> None:
+    # Text copied from a web page loses the space after a link.
+    assert rows("Conclusion: The Court overruled its prior decision in Booth v. Marylandwhich had barred such "
+                "evidence.") == {("booth", "overrules")}
+    assert rows("The Court distinguished Terry v. Ohiothat allowed a frisk on reasonable suspicion.") \
+        == {("terry", "distinguishes")}
+    assert rows("The Court overruled Robertswhich had allowed such statements.") == {("roberts", "overrules")}
+    # A name whose own ending looks like a glued word is not cut, nor is a word that is no party's.
+    holland = Document("holland", "Missouri v. Holland", "Facts of the case: a treaty.", {"date": "1920-04-19"})
+    payne = Document("new", "Payne v. Tennessee", "The Court followed Missouri v. Holland. Clevelandwhich voted "
+                     "no was overruled.", {"date": "2020-01-01"})
+    table = extract(corpus() + [holland, payne])
+    assert {(r.cited_doc_id, r.treatment, r.cited_as) for r in table.by("new")} \
+        == {("holland", "follows", "Missouri v. Holland")}

@@ -72,9 +72,10 @@ class _Holds:
                 for word in need:
                     self._spelt.setdefault(word, spellings(word))
         self._anchors: dict[str, str] = {s: a for a in self._by for s in self._spelt[a]}
+        self._anchor_set = frozenset(self._anchors)  # set & set walks the smaller of the two
 
     def any_of(self, written: set[str]) -> bool:
-        for spelling in written.intersection(self._anchors):
+        for spelling in written & self._anchor_set:
             for need in self._by[self._anchors[spelling]]:
                 if all(not self._spelt[w].isdisjoint(written) for w in need):
                     return True

@@ -15,7 +15,7 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from citator.stance.treat.names import Token, content, is_breaker, is_government, parties, tokenize
+from citator.stance.treat.names import Token, content, is_breaker, is_government, parties, tokenize, unglued
 
 # What may stand between two words of one name: spaces, stops, commas, ampersands, apostrophes, hyphens.
 _NAME_GAP = re.compile(r"[\s.,&'’\-]*")
@@ -47,6 +47,7 @@ class CaseNames:
         self._plain: dict[str, dict[tuple[str, ...], list[str]]] = {}
         self._short: dict[tuple[str, ...], set[str]] = {}
         self._words: dict[str, frozenset[str]] = {}
+        self._party_words: set[str] = set()  # every word of every title's parties
         for doc_id, title in titles.items():
             self._add(doc_id, title)
         self._common, self._justices = common, justices
@@ -61,8 +62,10 @@ class CaseNames:
                 if named:
                     self._short.setdefault(named, set()).add(doc_id)
                 self._words[doc_id] = frozenset(named)
+                self._party_words.update(words)
             return
         left, right = split
+        self._party_words.update(left + right)
         # A party of several words may go by its initials: "McConnell v. FEC", "NLRB v. Jones & Laughlin".
         for said_left in {left, _initials(left)}:
             for said_right in {right, _initials(right)}:
@@ -102,7 +105,7 @@ class CaseNames:
 
     def find(self, text: str, tokens: list[Token] | None = None) -> list[NameHit]:
         """Every case name in `text`, in text order: full names, then short names where no full name is."""
-        tokens = tokenize(text) if tokens is None else tokens
+        tokens = self._unglue(text, tokenize(text) if tokens is None else tokens)
         hits = self._full_names(text, tokens)
         starts = [t.start for t in tokens]
         taken = {i for h in hits for i in range(bisect_left(starts, h.start), bisect_left(starts, h.end))}
@@ -119,6 +122,22 @@ class CaseNames:
             if hit is not None:
                 hits.append(hit)
         return sorted(hits, key=lambda h: h.start)
+
+    def _unglue(self, text: str, tokens: list[Token]) -> list[Token]:
+        """`tokens` with each capitalised word that is no party's word but a party's word glued to a lower-case
+        word ("Jacksonwhich") cut in two, as if the space were there."""
+        out: list[Token] = []
+        for tok in tokens:
+            cut = None
+            if tok.capital and tok.norm not in self._party_words and tok.end - tok.start == len(tok.norm) \
+                    and text[tok.start:tok.end].lower() == tok.norm:
+                cut = unglued(tok.norm)
+            if cut is None or cut[0] not in self._party_words or not text[tok.start + len(cut[0])].islower():
+                out.append(tok)
+                continue
+            middle = tok.start + len(cut[0])
+            out += [Token(cut[0], tok.start, middle, True), Token(cut[1], middle, tok.end, False)]
+        return out
 
     def is_party(self, name: str, title: str) -> bool:
         """Whether a short `name` is a party of the case `title` (the citing case's own parties are no citation)."""

@@ -162,12 +162,27 @@ _INITIALS = re.compile(r"(?<![^\W_])[A-Z](?:[.\s]+[A-Z](?![^\W_]))+")
 
 
 def written_words(text: str) -> set[str]:
-    """Every word of `text` in lower case as `_WORD` finds it, and the words `tokenize` makes of its runs of initials
-    ("F. E. C." is "fec"): each token of `text` is one of them or folds from one (`spellings`)."""
+    """Every word of `text` in lower case as `_WORD` finds it, the words `tokenize` makes of its runs of initials
+    ("F. E. C." is "fec"), and the name a word glued to the next one may hold (`unglued`): each token the matcher
+    reads in `text` is one of them or folds from one (`spellings`)."""
     out = {w.lower() for w in set(_WORD.findall(text))}
     for m in _INITIALS.finditer(text):
         out.update(t.norm for t in tokenize(m.group()))
+    out.update(cut[0] for w in list(out) if (cut := unglued(w)) is not None)
     return out
+
+
+# Text taken from web pages loses the space after a link ("overruled Michigan v. Jacksonwhich held"): the words that
+# most often follow a case name, each of three letters or more, so that a name's own ending ("Martin", "Thomas") is
+# never read as one.
+_GLUED = re.compile(r"(?<=[a-z])(which|whose|who|that|and|was|were|held|had|has|the|where|when|because|but)$")
+
+
+def unglued(word: str) -> tuple[str, str] | None:
+    """`word` (lower case) cut into a name of four letters or more and the word glued to it, or None. Whether the
+    first part is a name is the matcher's to say."""
+    m = _GLUED.search(word)
+    return (word[:m.start()], m.group(1)) if m and m.start() >= 4 else None
 
 
 def is_breaker(token: Token) -> bool:
