@@ -60,8 +60,9 @@ def user_rows(docs: list[Document]) -> tuple[Treatment, ...]:
 
 def redo_of(before: list[Document], after: list[Document], stored: TreatmentTable, cited: bool) -> set[str]:
     """What `again` reads again (documents' `citation` keys read when `cited`)."""
-    return again(after, Earlier(before, stored), WordCounts(d.text for d in after),
-                 CaseNames({d.doc_id: d.title for d in after}),
+    words = WordCounts(d.text for d in after)
+    return again(after, Earlier(before, stored), words,
+                 CaseNames({d.doc_id: d.title for d in after}, words.common(), words.justices()),
                  lambda d: d.extra.get("citation") if cited else None, lambda d: None)
 
 

@@ -43,10 +43,8 @@ def write_treatments(data_dir: Path, docs: Sequence[Document], user: Sequence[Tr
 def earlier_table(folder: IndexFolder) -> TreatmentTable | None:
     """An earlier generation's table as it stored it (None: it keeps none), its bytes checked against its digest
     first; an update reads it, and the documents it is of are the generation's own."""
-    if TREATMENTS not in folder.manifest.files:
-        return None
-    verify_digests(folder.data, {TREATMENTS: folder.manifest.files[TREATMENTS]})
-    return read_table(folder.path(TREATMENTS))
+    path = _checked(folder)
+    return None if path is None else read_table(path)
 
 
 def kept_user_rows(table: TreatmentTable, doc_ids: Collection[str]) -> tuple[Treatment, ...]:
@@ -82,8 +80,16 @@ def load_treatments(folder: IndexFolder, positions: Mapping[str, int],
                     document: Callable[[int], Document]) -> TreatmentTable:
     """The index's table, its bytes checked against the file table and every row against the index's documents
     (a table of another corpus, or edited, is refused in one line)."""
-    if TREATMENTS not in folder.manifest.files:
+    path = _checked(folder)
+    if path is None:
         raise IndexDirError(f"{folder.root}: the file table lists no {TREATMENTS} (a shard, or an index built "
                             f"before treatment flags); {REBUILD}")
+    return read_table(path, _Texts(positions, document))
+
+
+def _checked(folder: IndexFolder) -> Path | None:
+    """The index's table file, its bytes checked against the file table's digest; None where it lists none."""
+    if TREATMENTS not in folder.manifest.files:
+        return None
     verify_digests(folder.data, {TREATMENTS: folder.manifest.files[TREATMENTS]})
-    return read_table(folder.path(TREATMENTS), _Texts(positions, document))
+    return folder.path(TREATMENTS)

@@ -34,7 +34,8 @@ class Earlier:
 def again(docs: Sequence[Document], earlier: Earlier, words: WordCounts, names: CaseNames, citation: Read,
           date: Read) -> set[str]:
     """The doc ids of `docs` (the corpus after the change, whose words `words` counts and whose titles `names`
-    holds) to extract again, and those of documents the change removed: their earlier rows are void."""
+    holds, made with those counts) to extract again, and those of documents the change removed: their earlier
+    rows are void."""
     before = {d.doc_id: d for d in earlier.docs}
     now = {d.doc_id: d for d in docs}
 
@@ -48,7 +49,7 @@ def again(docs: Sequence[Document], earlier: Earlier, words: WordCounts, names: 
             old.add(now[i].text, -1)
         if i in before:
             old.add(before[i].text)
-    turned = (old.common() ^ words.common()) | (old.justices() ^ words.justices())
+    turned = (old.common() ^ names.common) | (old.justices() ^ names.justices)
     # Whether a word is common or a justice's counts only where it could name a case alone ("Stone").
     needs = [frozenset({w}) for w in turned if names.names_alone(w)]
     for doc in [before[i] for i in changed if i in before] + [now[i] for i in changed if i in now]:

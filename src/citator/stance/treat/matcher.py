@@ -50,7 +50,7 @@ class CaseNames:
         self._party_words: set[str] = set()  # every word of every title's parties
         for doc_id, title in titles.items():
             self._add(doc_id, title)
-        self._common, self._justices = common, justices
+        self.common, self.justices = common, justices
 
     def _add(self, doc_id: str, title: str) -> None:
         split = parties(title)
@@ -58,7 +58,7 @@ class CaseNames:
             words = content(t.norm for t in tokenize(title))
             if words:
                 self._plain.setdefault(words[0], {}).setdefault(words, []).append(doc_id)
-                named = tuple(w for w in words if w not in ("re", "parte", "ex", "cases", "case"))
+                named = _named(words)
                 if named:
                     self._short.setdefault(named, set()).add(doc_id)
                 self._words[doc_id] = frozenset(named)
@@ -74,10 +74,7 @@ class CaseNames:
         own: set[str] = set()
         for party in (left, right):
             if not is_government(party):
-                # One word names a case only for a short party ("Miranda", "Booth"): "Kansas" is not Kansas City
-                # Power & Light, "Sixth" not Sixth Judicial District Court.
-                sizes = (1, 2, len(party)) if len(party) <= 2 and not is_government(party[:1]) else (2, len(party))
-                for size in sizes:
+                for size in _short_sizes(party):
                     self._short.setdefault(party[:size], set()).add(doc_id)
                 own.update(w for w in party if not w.isdigit() and len(w) > 2)
         self._words[doc_id] = frozenset(own)
@@ -94,13 +91,12 @@ class CaseNames:
         split = parties(title)
         if split is None:
             words = content(t.norm for t in tokenize(title))
-            named = tuple(w for w in words if w not in ("re", "parte", "ex", "cases", "case"))
-            return (frozenset(named or words),) if words else ()
+            return (frozenset(_named(words) or words),) if words else ()
         left, right = split
         out = {frozenset({a[0], b[0]}) for a in {left, _initials(left)} for b in {right, _initials(right)}}
         for party in (left, right):
             if not is_government(party):
-                out.add(frozenset(party[:1] if len(party) <= 2 and not is_government(party[:1]) else party[:2]))
+                out.add(frozenset(party[:min(_short_sizes(party))]))
         return tuple(out)
 
     def find(self, text: str, tokens: list[Token] | None = None) -> list[NameHit]:
@@ -206,9 +202,20 @@ class CaseNames:
         if mine and (len(words) > 1 or whole):
             return NameHit(tokens[a].start, tokens[b - 1].end, mine, False)
         ids = self._short.get(words)
-        if not ids or (len(words) == 1 and (words[0] in self._common or words[0] in self._justices)):
+        if not ids or (len(words) == 1 and (words[0] in self.common or words[0] in self.justices)):
             return None
         return NameHit(tokens[a].start, tokens[b - 1].end, tuple(sorted(ids)), False)
+
+
+def _named(words: tuple[str, ...]) -> tuple[str, ...]:
+    """A title without " v. "'s words that name it short ("Gault" of "In re Gault")."""
+    return tuple(w for w in words if w not in ("re", "parte", "ex", "cases", "case"))
+
+
+def _short_sizes(party: tuple[str, ...]) -> tuple[int, ...]:
+    """How many of a party's leading words name its case short. One word only for a short party ("Miranda",
+    "Booth"): "Kansas" is not Kansas City Power & Light, "Sixth" not Sixth Judicial District Court."""
+    return (1, 2, len(party)) if len(party) <= 2 and not is_government(party[:1]) else (2, len(party))
 
 
 def _initials(party: tuple[str, ...]) -> tuple[str, ...]:
