@@ -97,6 +97,34 @@ def test_abrogation_questioning_and_distinguishing() -> None:
         == {("terry", "distinguishes")}
 
 
+def test_the_other_ways_a_court_says_a_case_is_gone() -> None:
+    # Phrasings written for this test, the way summaries and opinions put it; each names one case it ends.
+    assert rows("In a 6-3 decision, the Court reversed its earlier decision in Booth v. Maryland.") \
+        == {("booth", "overrules")}
+    assert rows("In so ruling, the Court overruled in part McConnell v. Federal Election Commission.") \
+        == {("mcconnell", "overrules")}
+    assert rows("The Court expressly overruled the portion of McConnell v. Federal Election Commission that "
+                "upheld the limits.") == {("mcconnell", "overrules")}
+    for said in ("Booth v. Maryland is hereby disapproved to the extent it barred such evidence.",
+                 "The majority disapproved Booth v. Maryland.",
+                 "The justices jettisoned the framework of Booth v. Maryland.",
+                 "The Court receded from its holding in Booth v. Maryland.",
+                 "The Court held that Booth v. Maryland is no longer the law.",
+                 "Justice Powell's opinion for the Court in Booth v. Maryland was wrong and can no longer stand."):
+        assert rows(said) == {("booth", "abrogates")}, said
+
+
+def test_what_a_party_or_a_dissent_says_of_a_case_is_not_the_courts() -> None:
+    for said in ("The State argued that Booth v. Maryland is no longer the law, but the Court did not reach it.",
+                 "Respondents urge that Roe v. Wade can no longer stand.",
+                 "Justice Stevens argued in dissent that Booth v. Maryland was wrongly decided.",
+                 "The parties disputed whether Terry v. Ohio applies only to frisks.",
+                 "The Court reversed the Ninth Circuit's decision, which had disapproved of Booth v. Maryland.",
+                 "The Court declined to reverse its earlier decision in Roe v. Wade and left it standing.",
+                 "The Court disapproved of the lower court's reading of Terry v. Ohio."):
+        assert {t for _, t in rows(said)} <= {"follows"}, said
+
+
 def test_a_case_never_treats_itself_or_a_later_case() -> None:
     later = Document("early", "Roe v. Wade", "The Court overruled McConnell v. FEC.", {"date": "1973-01-22"})
     table = extract(corpus() + [later])

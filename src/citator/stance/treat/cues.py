@@ -18,7 +18,8 @@ _NOUNS = (r"(?:decisions?|holdings?|rulings?|opinions?|precedents?|cases?|rule|t
           r"approach|framework|reasoning|logic|analysis|interpretation|exception|presumption|requirement)")
 # Between an `after` cue and its case: "its prior decision in", "the rule established in", "the Court's logic in".
 OBJECT = re.compile(
-    r"\s*(?:(?:its|the|this|that|his|her|their|an?|the\s+(?:Supreme\s+)?Court['’]s|both)\s+)?"
+    r"\s*(?:in\s+(?:relevant\s+|large\s+)?part\s+)?(?:(?:the|that|those)\s+(?:portions?|parts?)\s+of\s+)?"
+    r"(?:(?:its|the|this|that|his|her|their|an?|the\s+(?:Supreme\s+)?Court['’]s|both)\s+)?"
     r"(?:(?:own|prior|previous|earlier|long-?standing|landmark|seminal|\d{4}|controversial|well-known|"
     r"three-part|two-part|[“\"][^”\"]{1,40}[”\"])\s+)*"
     rf"(?:{_NOUNS}\s+(?:\w+\s+){{0,3}}?(?:in|of|from|by|announced\s+in|established\s+(?:by|in)|set\s+(?:forth\s+)?in|"
@@ -46,20 +47,25 @@ def _cue(treatment: str, side: str, words: str) -> Cue:
 
 _BE = r"(?:is|was|were|are|has\s+been|have\s+been|had\s+been|be|been)\s+(?:\w+ly\s+)?"
 CUES: tuple[Cue, ...] = (
-    _cue("overrules", "after", r"overrul(?:ed|es|ing|e)|overturn(?:ed|s|ing)?"),
+    _cue("overrules", "after", r"overrul(?:ed|es|ing|e)|overturn(?:ed|s|ing)?|"
+                               # "reversed" alone meets a lower court's judgment; the Court's own decision is named
+                               r"revers(?:ed|es|ing)\s+(?:its|the\s+Court['’]s)\s+(?:own\s+)?"
+                               r"(?:earlier|prior|previous|former)\s+(?:decisions?|holdings?|rulings?)\s+in"),
     _cue("overrules", "before", rf"{_BE}(?:overruled|overturned)|(?:both\s+of\s+)?(?:those|these|both)\s+"
                                 r"(?:cases|decisions)\s+(?:are|were)\s+overruled"),
     _cue("abrogates", "after", r"(?:in\s+effect|effectively|implicitly|essentially)\s+(?:overruled|overturned)|"
                                r"repudiat(?:ed|es|ing)|abrogat(?:ed|es|ing)|disavow(?:ed|s|ing)|"
-                               r"abandon(?:ed|s|ing)|withdrew\s+its\s+(?:previous|prior|earlier)\s+opinions?\s+in|"
+                               r"abandon(?:ed|s|ing)|disapprov(?:ed|es|ing)(?:\s+of)?|discard(?:ed|s|ing)|"
+                               r"jettison(?:ed|s|ing)|rece(?:ded|des|ding)\s+from|withdrew\s+its\s+(?:previous|prior|earlier)\s+opinions?\s+in|"
                                r"no\s+longer\s+follow(?:s|ed)?|"
                                # "rejected" alone mostly meets a party's argument; a case's rule is named as one
                                r"reject(?:ed|s|ing)?\s+(?:the|its)\s+(?:[\w“”\"-]+\s+){0,2}(?:rule|test|standard|"
                                r"doctrine|approach|reasoning|holding|rationale|framework)\s+(?:of|in|from|used\s+in|"
                                r"set\s+forth\s+in|established\s+in|announced\s+in|adopted\s+in)"),
-    _cue("abrogates", "before", rf"{_BE}(?:in\s+effect\s+|effectively\s+)?(?:no\s+longer\s+(?:good\s+law|valid|"
-                                r"binding|controlling|authoritative)|wrongly\s+decided|unworkable|repudiated|"
-                                r"abrogated)"),
+    _cue("abrogates", "before", rf"{_BE}(?:in\s+effect\s+|effectively\s+|hereby\s+)?(?:no\s+longer\s+(?:good\s+law|"
+                                r"the\s+law|valid|binding|controlling|authoritative)|wrong(?:ly\s+decided)?|"
+                                r"unworkable|repudiated|abrogated|disapproved|discarded)|"
+                                r"(?:can|could)\s*(?:no\s+longer|not)\s+stand|cannot\s+stand"),
     _cue("limits", "after", r"declin(?:e|ed|es|ing)\s+to\s+extend|refus(?:e|ed|es|ing)\s+to\s+extend|"
                             r"(?:limit(?:ed|s|ing)?|confin(?:e|ed|es|ing)|narrow(?:ed|s|ing)?|modif(?:y|ied|ies|ying))|"
                             r"carv(?:e|ed|es|ing)\s+out\s+an\s+exception\s+to"),
@@ -101,14 +107,16 @@ _MODAL = re.compile(r"\b(?:would|should|could|might|may|must|had|whether|if)\b",
 _BY_ANOTHER = re.compile(r"\s+by\b", re.I)
 
 
-def turn(cue: Cue, before: str, cue_text: str, after: str) -> str | None:
+def turn(cue: Cue, before: str, cue_text: str, after: str, lead: str = "") -> str | None:
     """What a cue says once its surroundings are read. `before`: for an `after` cue, its clause up to the cue; for
-    a `before` cue, the words between its case and the cue. Declining to overrule is following; what someone else
-    said, asked or wished, or what another decision did, is no treatment by this one."""
+    a `before` cue, the words between its case and the cue, and `lead` the words before its case ("the State
+    argued that [Booth was wrongly decided]"). Declining to overrule is following; what someone else said, asked or
+    wished, or what another decision did, is no treatment by this one."""
     if _BY_ANOTHER.match(after):
         return None
     if cue.side == "before":
-        return None if _MODAL.search(before + " " + cue_text) or _SOMEONE_ELSE.search(before) else cue.treatment
+        someone_else = _SOMEONE_ELSE.search(before) or _SOMEONE_ELSE.search(lead)
+        return None if _MODAL.search(before + " " + cue_text) or someone_else else cue.treatment
     if _DECLINED.search(before):
         return "follows" if cue.treatment in ("overrules", "abrogates") else None
     if _SOMEONE_ELSE.search(before):

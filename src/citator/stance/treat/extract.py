@@ -221,7 +221,8 @@ def _governed(text: str, a: int, m: re.Match[str], cue: Cue, mentions: list[_Men
         if (cue.treatment not in RED and _OBJECT_OF.search(lead)) or (cue.treatment == "follows" and
                                                                        _CONCESSIVE.search(lead)):
             return []
-        said = turn(cue, gap, m.group(), text[m.end():m.end() + 10])
+        said = turn(cue, gap, m.group(), text[m.end():m.end() + 10],
+                    text[max(a, mentions[k].start - 60):mentions[k].start])
         ks = [k]
         while ks[0] > 0 and _AND.fullmatch(text, mentions[ks[0] - 1].end, mentions[ks[0]].start):
             ks.insert(0, ks[0] - 1)
