@@ -74,6 +74,15 @@ def test_the_short_citation_is_the_usual_form() -> None:
     assert short_citation("Roe v. Wade", {"citation": "410 U.S. 113"}) == "Roe v. Wade, 410 U.S. 113"
     assert short_citation("", {"citation": "410 U.S. 113", "date": "1973-01-22"}) == "410 U.S. 113 (1973)"
     assert short_citation("No Reporter v. Yet", {"date": "2020-06-15", "court": "SCOTUS"}) is None
+    # Not yet in a reporter: the docket number and the full date, "U.S." for the Supreme Court.
+    slip = {"docket": "15-9173", "date": "2016-10-11", "court": "Supreme Court of the United States"}
+    assert short_citation("Bosse v. Oklahoma", slip) == "Bosse v. Oklahoma, No. 15-9173 (U.S. Oct. 11, 2016)"
+    assert short_citation("A v. B", {**slip, "date": "2010-09-30", "docket": "No. 09-1"}) == \
+        "A v. B, No. 09-1 (U.S. Sept. 30, 2010)"
+    assert short_citation("A v. B", {"docket": 7, "date": "2010-06-01", "court": "Ninth Circuit"}) == \
+        "A v. B, No. 7 (June 1, 2010)"
+    assert short_citation("A v. B", {"docket": "09-1"}) == "A v. B, No. 09-1"
+    assert short_citation("A v. B", {**slip, "citation": "580 U.S. 1"}) == "A v. B, 580 U.S. 1 (2016)"
 
 
 @pytest.mark.parametrize(("text", "meta", "expected"), [

@@ -248,3 +248,24 @@ def test_empty_filter_controls_leave_the_briefs_address(client: TestClient) -> N
     assert page.status_code == 200 and 'value="citation != x"' in page.text
     refused = client.get("/?" + urlencode({"q": TEXT, "f": "date>=1991"}))
     assert refused.status_code == 400 and "write the value as YYYY-MM-DD" in refused.text
+
+
+def test_a_hit_cites_by_docket_or_says_its_date_once() -> None:
+    """A decision with no reporter citation is cited by its docket number; one with neither shows its date once,
+    on the "Decided" line, not again as its label."""
+    from citator.data.metadata import short_citation
+    from citator.server.ui.app import _card, _templates
+    from citator.stance.brief.records import Evidence, Hit
+
+    def page(metadata: dict[str, str]) -> str:
+        hit = Hit(1, "d1", "Bosse v. Oklahoma", metadata["date"], 0.5, Evidence(0, 0, 4, "text", (), "bm25", 1.0),
+                  (), None, metadata=metadata, citation=short_citation("Bosse v. Oklahoma", metadata))
+        columns = [("relevant", "Relevant authority", [_card(hit, "q", "relevant")])]
+        return unescape(_templates.get_template("brief.html").render(
+            trained=False, statutes=False, title="OK", max_chars=512, q="q", columns=columns, error=None, k=5,
+            proposition="q"))
+
+    slip = page({"date": "2016-10-11", "docket": "15-9173", "court": "Supreme Court of the United States"})
+    assert "Bosse v. Oklahoma, No. 15-9173 (U.S. Oct. 11, 2016)" in slip and "Copy citation" in slip
+    bare = page({"date": "2016-10-11"})
+    assert bare.count("2016-10-11") == 1 and "Decided 2016-10-11" in bare and "Copy citation" not in bare

@@ -9,6 +9,7 @@ means absent. The documented keys are checked for what they mean: `date` is an I
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,13 +128,30 @@ def document_metadata(doc: Document) -> dict[str, Scalar]:
             if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
 
 
+# Month abbreviations of a legal citation's date ("June 6, 2005", "Sept. 30, 2010").
+_MONTHS = ("Jan.", "Feb.", "Mar.", "Apr.", "May", "June", "July", "Aug.", "Sept.", "Oct.", "Nov.", "Dec.")
+_SUPREME_COURT = "supreme court of the united states"
+
+
 def short_citation(title: str, metadata: Metadata) -> str | None:
     """The usual short form, "California v. Acevedo, 500 U.S. 565 (1991)": title, reporter citation and the year
-    of the decision date; None without a citation."""
-    citation = metadata.get("citation")
-    if not isinstance(citation, str) or not citation.strip():
-        return None
-    date = metadata.get("date")
-    year = f" ({date[:4]})" if isinstance(date, str) and iso_date(date) is not None else ""
+    of the decision date. A decision not yet in a reporter is cited by its docket number and full date, as
+    "Bosse v. Oklahoma, No. 15-9173 (U.S. Oct. 11, 2016)" ("U.S." for the Supreme Court; other courts are left to
+    the court line). None with neither a citation nor a docket."""
     title = " ".join(title.split())
-    return f"{title}, {citation.strip()}{year}" if title else f"{citation.strip()}{year}"
+    date = metadata.get("date")
+    day = iso_date(date) if isinstance(date, str) else None
+    citation = metadata.get("citation")
+    if isinstance(citation, str) and citation.strip():
+        cited = f"{citation.strip()} ({day.year})" if day is not None else citation.strip()
+    else:
+        docket = metadata.get("docket")
+        docket = str(docket).strip() if isinstance(docket, (str, int)) and not isinstance(docket, bool) else ""
+        docket = re.sub(r"^No\.?\s*", "", docket, flags=re.I)
+        if not docket:
+            return None
+        court = metadata.get("court")
+        by = "U.S. " if isinstance(court, str) and " ".join(court.lower().split()) == _SUPREME_COURT else ""
+        when = f" ({by}{_MONTHS[day.month - 1]} {day.day}, {day.year})" if day is not None else ""
+        cited = f"No. {docket}{when}"
+    return f"{title}, {cited}" if title else cited
