@@ -167,3 +167,35 @@ def test_allowed_hosts_are_the_bound_names() -> None:
     for bad in ("evil.com:80", "*", "a b", "http://x", "", "*evil.com", "ex*ample.com"):
         with pytest.raises(ConfigError, match="--allow-host"):
             allowed_hosts("127.0.0.1", [bad])
+
+
+def test_a_socket_from_a_workers_listener_sends_without_waiting() -> None:
+    # uvicorn's workers (`citator ui --workers N`) accept on a listener made with proto 0, on whose sockets asyncio
+    # leaves Nagle's algorithm on: each keep-alive response after the first then waits for the client's delayed ACK.
+    import uvicorn
+
+    from citator.server.guard import guarded_protocol
+
+    nodelay: list[int] = []
+
+    class Recording(guarded_protocol(LIMITS)):  # type: ignore[misc,valid-type]
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            nodelay.append(transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # as uvicorn's Config.bind_socket makes it
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    assert sock.proto == 0
+    uv = uvicorn.Server(uvicorn.Config(_app(), http=Recording, log_level="warning"))
+    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not uv.started:
+            time.sleep(0.02)
+        assert Server(sock.getsockname()[1]).ask(_get("/", "127.0.0.1")).startswith(b"HTTP/1.1 200")
+        assert nodelay == [1]
+    finally:
+        uv.should_exit = True
+        thread.join(10)
+        sock.close()
