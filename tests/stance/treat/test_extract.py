@@ -110,7 +110,7 @@ def test_the_other_ways_a_court_says_a_case_is_gone() -> None:
                  "The justices jettisoned the framework of Booth v. Maryland.",
                  "The Court receded from its holding in Booth v. Maryland.",
                  "The Court held that Booth v. Maryland is no longer the law.",
-                 "Justice Powell's opinion for the Court in Booth v. Maryland was wrong and can no longer stand."):
+                 "The reasoning of Booth v. Maryland was wrong, and Booth v. Maryland can no longer stand."):
         assert rows(said) == {("booth", "abrogates")}, said
 
 
@@ -121,7 +121,15 @@ def test_what_a_party_or_a_dissent_says_of_a_case_is_not_the_courts() -> None:
                  "The parties disputed whether Terry v. Ohio applies only to frisks.",
                  "The Court reversed the Ninth Circuit's decision, which had disapproved of Booth v. Maryland.",
                  "The Court declined to reverse its earlier decision in Roe v. Wade and left it standing.",
-                 "The Court disapproved of the lower court's reading of Terry v. Ohio."):
+                 "The Court disapproved of the lower court's reading of Terry v. Ohio.",
+                 # predicates said of something else than the case, or of the case in someone else's mouth
+                 "The Court of Appeals' reliance on Terry v. Ohio was wrong.",
+                 "The judgment, resting on Terry v. Ohio, cannot stand.",
+                 "Terry v. Ohio cannot stand for the proposition that every frisk is lawful.",
+                 "Booth v. Maryland was hardly wrong.",
+                 "The prosecutor maintained that Booth v. Maryland is no longer the law.",
+                 "The State argued in its brief filed in the spring of last year that Booth v. Maryland was wrong.",
+                 "Booth v. Maryland was wrong, Justice Thomas wrote in dissent."):
         assert {t for _, t in rows(said)} <= {"follows"}, said
 
 

@@ -39,13 +39,18 @@ class Cue:
     treatment: str
     side: str
     pattern: re.Pattern[str]
+    # A predicate said of many things besides cases ("was wrong", "cannot stand"): its case must be its subject,
+    # not the object of another noun ("the reliance on X was wrong"), unless that noun is the case's own rule.
+    subject_only: bool = False
 
 
-def _cue(treatment: str, side: str, words: str) -> Cue:
-    return Cue(treatment, side, re.compile(rf"\b(?:{words})\b", re.I))
+def _cue(treatment: str, side: str, words: str, subject_only: bool = False) -> Cue:
+    return Cue(treatment, side, re.compile(rf"\b(?:{words})\b", re.I), subject_only)
 
 
-_BE = r"(?:is|was|were|are|has\s+been|have\s+been|had\s+been|be|been)\s+(?:\w+ly\s+)?"
+# "is", "was clearly": not "was hardly", "was only".
+_BE = (r"(?:is|was|were|are|has\s+been|have\s+been|had\s+been|be|been)\s+"
+       r"(?:(?!(?:hardly|scarcely|barely|only|arguably|possibly|probably)\b)\w+ly\s+)?")
 CUES: tuple[Cue, ...] = (
     _cue("overrules", "after", r"overrul(?:ed|es|ing|e)|overturn(?:ed|s|ing)?|"
                                # "reversed" alone meets a lower court's judgment; the Court's own decision is named
@@ -62,10 +67,13 @@ CUES: tuple[Cue, ...] = (
                                r"reject(?:ed|s|ing)?\s+(?:the|its)\s+(?:[\w“”\"-]+\s+){0,2}(?:rule|test|standard|"
                                r"doctrine|approach|reasoning|holding|rationale|framework)\s+(?:of|in|from|used\s+in|"
                                r"set\s+forth\s+in|established\s+in|announced\s+in|adopted\s+in)"),
-    _cue("abrogates", "before", rf"{_BE}(?:in\s+effect\s+|effectively\s+|hereby\s+)?(?:no\s+longer\s+(?:good\s+law|"
-                                r"the\s+law|valid|binding|controlling|authoritative)|wrong(?:ly\s+decided)?|"
-                                r"unworkable|repudiated|abrogated|disapproved|discarded)|"
-                                r"(?:can|could)\s*(?:no\s+longer|not)\s+stand|cannot\s+stand"),
+    _cue("abrogates", "before", rf"{_BE}(?:in\s+effect\s+|effectively\s+)?(?:no\s+longer\s+(?:good\s+law|valid|"
+                                r"binding|controlling|authoritative)|wrongly\s+decided|unworkable|repudiated|"
+                                r"abrogated)"),
+    _cue("abrogates", "before", rf"{_BE}(?:hereby\s+)?(?:no\s+longer\s+the\s+law|wrong|disapproved|discarded)|"
+                                # "cannot stand for the proposition" limits a case; it does not end it
+                                r"(?:(?:can|could)\s*(?:no\s+longer|not)|cannot)\s+stand(?!\s+(?:for|by|alone)\b)",
+         subject_only=True),
     _cue("limits", "after", r"declin(?:e|ed|es|ing)\s+to\s+extend|refus(?:e|ed|es|ing)\s+to\s+extend|"
                             r"(?:limit(?:ed|s|ing)?|confin(?:e|ed|es|ing)|narrow(?:ed|s|ing)?|modif(?:y|ied|ies|ying))|"
                             r"carv(?:e|ed|es|ing)\s+out\s+an\s+exception\s+to"),
@@ -97,7 +105,23 @@ CUES: tuple[Cue, ...] = (
 _SOMEONE_ELSE = re.compile(
     r"\b(?:whether|would|should|could|might|may|must|asked|asks|asking|urged?|urging|argu\w*|contend\w*|claim\w*|"
     r"sought|seeking|if|without|rather\s+than|invit\w*|petition\w*|had|not|n['’]t|never|no\s+reason\s+to|"
-    r"need\s+not|wish\w*|want\w*|dissent\w*|concur\w*)\b[^.;:]{0,30}$", re.I)
+    r"need\s+not|wish\w*|want\w*|dissent\w*|concur\w*|maintain\w*|insist\w*|assert\w*|conced\w*|suggest\w*|"
+    r"told)\b[^.;:]{0,30}$", re.I)
+# Before a predicate's case, further back: "the State argued in its brief filed last spring that [X was wrong]".
+_SAID_THAT = re.compile(r"\b(?:argu|contend|urg|claim|assert|insist|maintain|conced|suggest|complain|told|"
+                        r"asked)\w*\b[^.;:]{0,90}\bthat\s+(?:the\s+)?$", re.I)
+# After a predicate, in the same sentence: "X was wrong, Justice Thomas wrote in dissent".
+_SEPARATE_OPINION = re.compile(r"^[^.;]*?,\s*[^.;,]{0,60}?\b(?:wrote|said|argued|contended|maintained|insisted|"
+                               r"observed|noted|added|explained)\b[^.;,]{0,20}?\b(?:dissent|concurr)\w*", re.I)
+# Before a case, a noun whose object it is ("the reliance on", "the reading of"), and those that name its own rule.
+_OF_ANOTHER = re.compile(r"\b(?:in|under|by|with|from|to|than|on|upon|of)\s+(?:the\s+)?$", re.I)
+_OWN_RULE = re.compile(rf"\b{_NOUNS}\s+(?:of|in)\s+(?:the\s+)?$", re.I)
+
+
+def governs(cue: Cue, lead: str) -> bool:
+    """Whether a `before` cue can speak of the case that `lead` (its sentence's words just before the case) leads to:
+    a `subject_only` one not of a case named as another noun's object, unless that noun is the case's rule."""
+    return not (cue.subject_only and _OF_ANOTHER.search(lead) and not _OWN_RULE.search(lead))
 _DECLINED = re.compile(r"\b(?:declin\w*|refus\w*|reject\w*\s+(?:the\s+)?(?:invitation|request|call)s?)\s+to\s*$",
                        re.I)
 
@@ -109,13 +133,14 @@ _BY_ANOTHER = re.compile(r"\s+by\b", re.I)
 
 def turn(cue: Cue, before: str, cue_text: str, after: str, lead: str = "") -> str | None:
     """What a cue says once its surroundings are read. `before`: for an `after` cue, its clause up to the cue; for
-    a `before` cue, the words between its case and the cue, and `lead` the words before its case ("the State
-    argued that [Booth was wrongly decided]"). Declining to overrule is following; what someone else said, asked or
-    wished, or what another decision did, is no treatment by this one."""
+    a `before` cue, the words between its case and the cue, `lead` the words before its case ("the State argued
+    that [Booth was wrongly decided]") and `after` the rest of its sentence. Declining to overrule is following;
+    what someone else said, asked or wished, or what another decision did, is no treatment by this one."""
     if _BY_ANOTHER.match(after):
         return None
     if cue.side == "before":
-        someone_else = _SOMEONE_ELSE.search(before) or _SOMEONE_ELSE.search(lead)
+        someone_else = (_SOMEONE_ELSE.search(before) or _SOMEONE_ELSE.search(lead) or _SAID_THAT.search(lead)
+                        or _SEPARATE_OPINION.match(after))
         return None if _MODAL.search(before + " " + cue_text) or someone_else else cue.treatment
     if _DECLINED.search(before):
         return "follows" if cue.treatment in ("overrules", "abrogates") else None

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from citator.data.records import Document
-from citator.stance.treat.cues import CUES, OBJECT, SUBJECT, Cue, turn
+from citator.stance.treat.cues import CUES, OBJECT, SUBJECT, Cue, governs, turn
 from citator.stance.treat.affected import Earlier, again
 from citator.stance.treat.matcher import CaseNames
 from citator.stance.treat.names import WordCounts, tokenize
@@ -171,7 +171,7 @@ def _links(text: str, a: int, b: int, mentions: list[_Mention]) -> list[tuple[_M
                         m.end() - m.start() for o, _ in found)]
     best: dict[int, str] = {}
     for m, cue in found:
-        for k, treatment in _governed(text, a, m, cue, mentions):
+        for k, treatment in _governed(text, (a, b), m, cue, mentions):
             if k not in best or _PRIORITY[treatment] < _PRIORITY[best[k]]:
                 best[k] = treatment
     return [(mentions[k], t) for k, t in sorted(best.items())]
@@ -197,8 +197,10 @@ def _named_before(text: str, m: re.Match[str], mentions: list[_Mention]) -> int 
     return None
 
 
-def _governed(text: str, a: int, m: re.Match[str], cue: Cue, mentions: list[_Mention]) -> list[tuple[int, str]]:
-    """The mentions (by index) that cue match `m` governs, with what it says of them."""
+def _governed(text: str, sentence: tuple[int, int], m: re.Match[str], cue: Cue, mentions: list[_Mention]
+              ) -> list[tuple[int, str]]:
+    """The mentions (by index) that cue match `m`, in the sentence text[a:b], governs, with what it says of them."""
+    a, b = sentence
     if cue.side == "after":
         k = next((i for i, x in enumerate(mentions) if x.start >= m.end()), None)
         if k is None or not OBJECT.fullmatch(text, m.end(), mentions[k].start):
@@ -221,8 +223,9 @@ def _governed(text: str, a: int, m: re.Match[str], cue: Cue, mentions: list[_Men
         if (cue.treatment not in RED and _OBJECT_OF.search(lead)) or (cue.treatment == "follows" and
                                                                        _CONCESSIVE.search(lead)):
             return []
-        said = turn(cue, gap, m.group(), text[m.end():m.end() + 10],
-                    text[max(a, mentions[k].start - 60):mentions[k].start])
+        if not governs(cue, lead):
+            return []
+        said = turn(cue, gap, m.group(), text[m.end():b], text[max(a, mentions[k].start - 120):mentions[k].start])
         ks = [k]
         while ks[0] > 0 and _AND.fullmatch(text, mentions[ks[0] - 1].end, mentions[ks[0]].start):
             ks.insert(0, ks[0] - 1)
