@@ -105,8 +105,8 @@ def load(index_dir: Path, texts: list[str], users: int, duration: int, wait: str
         server.terminate()
         server.wait(timeout=30)
         log.close()
-    return {name: stats([t for t in timings if t["name"] == name], ran)
-            for name in sorted({str(t["name"]) for t in timings})}
+    names = sorted({str(t["name"]) for t in timings}) or ["brief"]
+    return {name: stats([t for t in timings if t["name"] == name], ran) for name in names}
 
 
 def main() -> None:
@@ -126,6 +126,8 @@ def main() -> None:
     ap.add_argument("--label", default="", help="what the index is (e.g. 'trained CaseFacts'), for the report")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "brief_load.json")
     args = ap.parse_args()
+    if args.alternate and not args.filter:
+        ap.error("--alternate alternates the --filter filters with none: give at least one --filter")
     texts = sorted({" ".join(q.text.split()) for q in read_queries(args.queries) if q.split == "dev"})
     if not texts:
         raise SystemExit(f"{args.queries}: no `dev` queries")

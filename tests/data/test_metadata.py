@@ -80,8 +80,15 @@ def test_the_short_citation_is_the_usual_form() -> None:
     assert short_citation("A v. B", {**slip, "date": "2010-09-30", "docket": "No. 09-1"}) == \
         "A v. B, No. 09-1 (U.S. Sept. 30, 2010)"
     assert short_citation("A v. B", {"docket": 7, "date": "2010-06-01", "court": "Ninth Circuit"}) == \
-        "A v. B, No. 7 (June 1, 2010)"
+        "A v. B, No. 7 (Ninth Circuit June 1, 2010)"
+    assert short_citation("A v. B", {"docket": 15.0, "date": "2010-06-01", "court": "U.S. Supreme Court"}) == \
+        "A v. B, No. 15 (U.S. June 1, 2010)"
+    assert short_citation("A v. B", {"docket": "Nos. 14-1, 14-2", "court": "Supreme Court of the United States"}) \
+        == "A v. B, Nos. 14-1, 14-2 (U.S.)"
+    assert short_citation("A v. B", {"docket": "NOV-1"}) == "A v. B, No. NOV-1"
     assert short_citation("A v. B", {"docket": "09-1"}) == "A v. B, No. 09-1"
+    for odd in (-7, 1.5, "", " ", "No.", True):
+        assert short_citation("A v. B", {"docket": odd, "date": "2010-06-01"}) is None, odd
     assert short_citation("A v. B", {**slip, "citation": "580 U.S. 1"}) == "A v. B, 580 U.S. 1 (2016)"
 
 

@@ -191,8 +191,10 @@ def test_a_socket_from_a_workers_listener_sends_without_waiting() -> None:
     thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:
-        while not uv.started:
+        deadline = time.monotonic() + 30
+        while not uv.started and thread.is_alive() and time.monotonic() < deadline:
             time.sleep(0.02)
+        assert uv.started, "the server did not start"
         assert Server(sock.getsockname()[1]).ask(_get("/", "127.0.0.1")).startswith(b"HTTP/1.1 200")
         assert nodelay == [1]
     finally:

@@ -130,14 +130,41 @@ def document_metadata(doc: Document) -> dict[str, Scalar]:
 
 # Month abbreviations of a legal citation's date ("June 6, 2005", "Sept. 30, 2010").
 _MONTHS = ("Jan.", "Feb.", "Mar.", "Apr.", "May", "June", "July", "Aug.", "Sept.", "Oct.", "Nov.", "Dec.")
-_SUPREME_COURT = "supreme court of the united states"
+# The Supreme Court's names, lower case without dots: its slip opinions are cited "(U.S. Oct. 11, 2016)".
+_SUPREME_COURT = {"supreme court of the united states", "united states supreme court", "us supreme court",
+                  "supreme court of the us", "scotus"}
+# A docket written with its own "No." or "Nos." (cases decided together).
+_DOCKET_NUMBER = re.compile(r"^(Nos?)(?:\.\s*|\s+)(?=\S)")
+
+
+def _docket(metadata: Metadata) -> str | None:
+    """The metadata's docket as cited, "No. 15-9173" or "Nos. 14-1, 14-2"; None without one."""
+    value = metadata.get("docket")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, int) and value < 0):
+        return None
+    text = " ".join(str(value).split())
+    if re.fullmatch(r"Nos?\.?", text):
+        return None
+    found = _DOCKET_NUMBER.match(text)
+    number = text[found.end():] if found else text
+    return f"{found.group(1) if found else 'No'}. {number}" if number else None
+
+
+def _court(metadata: Metadata) -> str:
+    """The court as a slip opinion's citation names it: "U.S." for the Supreme Court, else as the metadata has it."""
+    court = metadata.get("court")
+    if not isinstance(court, str) or not court.strip():
+        return ""
+    return "U.S." if " ".join(court.lower().replace(".", "").split()) in _SUPREME_COURT else " ".join(court.split())
 
 
 def short_citation(title: str, metadata: Metadata) -> str | None:
     """The usual short form, "California v. Acevedo, 500 U.S. 565 (1991)": title, reporter citation and the year
-    of the decision date. A decision not yet in a reporter is cited by its docket number and full date, as
-    "Bosse v. Oklahoma, No. 15-9173 (U.S. Oct. 11, 2016)" ("U.S." for the Supreme Court; other courts are left to
-    the court line). None with neither a citation nor a docket."""
+    of the decision date. A decision not yet in a reporter is cited by its docket number, court and full date, as
+    "Bosse v. Oklahoma, No. 15-9173 (U.S. Oct. 11, 2016)" ("U.S." for the Supreme Court, another court as its
+    metadata names it: no abbreviation table is kept). None with neither a citation nor a docket."""
     title = " ".join(title.split())
     date = metadata.get("date")
     day = iso_date(date) if isinstance(date, str) else None
@@ -145,13 +172,10 @@ def short_citation(title: str, metadata: Metadata) -> str | None:
     if isinstance(citation, str) and citation.strip():
         cited = f"{citation.strip()} ({day.year})" if day is not None else citation.strip()
     else:
-        docket = metadata.get("docket")
-        docket = str(docket).strip() if isinstance(docket, (str, int)) and not isinstance(docket, bool) else ""
-        docket = re.sub(r"^No\.?\s*", "", docket, flags=re.I)
-        if not docket:
+        docket = _docket(metadata)
+        if docket is None:
             return None
-        court = metadata.get("court")
-        by = "U.S. " if isinstance(court, str) and " ".join(court.lower().split()) == _SUPREME_COURT else ""
-        when = f" ({by}{_MONTHS[day.month - 1]} {day.day}, {day.year})" if day is not None else ""
-        cited = f"No. {docket}{when}"
+        on = f"{_MONTHS[day.month - 1]} {day.day}, {day.year}" if day is not None else ""
+        when = " ".join(part for part in (_court(metadata), on) if part)
+        cited = f"{docket} ({when})" if when else docket
     return f"{title}, {cited}" if title else cited

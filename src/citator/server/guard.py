@@ -17,6 +17,7 @@ search answers whenever it is done.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import re
 import socket
@@ -91,7 +92,8 @@ def _no_delay(transport: asyncio.Transport) -> None:
     so each keep-alive request after a connection's first waited for the client's delayed ACK: about 40 ms."""
     sock = transport.get_extra_info("socket")
     if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with contextlib.suppress(OSError):  # a peer that has already reset the connection
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 class GuardedH11Protocol(H11Protocol):
