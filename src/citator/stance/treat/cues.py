@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from citator.stance.treat.record import RED
+
 _NOUNS = (r"(?:decisions?|holdings?|rulings?|opinions?|precedents?|cases?|rule|test|doctrine|standard|principles?|"
           r"approach|framework|reasoning|logic|analysis|interpretation|exception|presumption|requirement)")
 # Between an `after` cue and its case: "its prior decision in", "the rule established in", "the Court's logic in".
@@ -61,7 +63,8 @@ CUES: tuple[Cue, ...] = (
     _cue("abrogates", "after", r"(?:in\s+effect|effectively|implicitly|essentially)\s+(?:overruled|overturned)|"
                                r"repudiat(?:ed|es|ing)|abrogat(?:ed|es|ing)|disavow(?:ed|s|ing)|"
                                r"abandon(?:ed|s|ing)|disapprov(?:ed|es|ing)(?:\s+of)?|discard(?:ed|s|ing)|"
-                               r"jettison(?:ed|s|ing)|rece(?:ded|des|ding)\s+from|withdrew\s+its\s+(?:previous|prior|earlier)\s+opinions?\s+in|"
+                               r"jettison(?:ed|s|ing)|rece(?:ded|des|ding)\s+from|"
+                               r"withdrew\s+its\s+(?:previous|prior|earlier)\s+opinions?\s+in|"
                                r"no\s+longer\s+follow(?:s|ed)?|"
                                # "rejected" alone mostly meets a party's argument; a case's rule is named as one
                                r"reject(?:ed|s|ing)?\s+(?:the|its)\s+(?:[\w“”\"-]+\s+){0,2}(?:rule|test|standard|"
@@ -113,15 +116,29 @@ _SAID_THAT = re.compile(r"\b(?:argu|contend|urg|claim|assert|insist|maintain|con
 # After a predicate, in the same sentence: "X was wrong, Justice Thomas wrote in dissent".
 _SEPARATE_OPINION = re.compile(r"^[^.;]*?,\s*[^.;,]{0,60}?\b(?:wrote|said|argued|contended|maintained|insisted|"
                                r"observed|noted|added|explained)\b[^.;,]{0,20}?\b(?:dissent|concurr)\w*", re.I)
-# Before a case, a noun whose object it is ("the reliance on", "the reading of"), and those that name its own rule.
-_OF_ANOTHER = re.compile(r"\b(?:in|under|by|with|from|to|than|on|upon|of)\s+(?:the\s+)?$", re.I)
+# A case named after these is no subject of the verb that follows ("the Clause, as interpreted in Crawford, does
+# not apply" says nothing of Crawford); "the concerns of Stone did not apply" does. Not for a red cue: "the
+# requirement set forth in Williamson County ... is overruled" overrules the case.
+_PREPOSITIONS = r"in|under|by|with|from|to|than|on|upon"
+_OBJECT_OF = re.compile(rf"\b(?:{_PREPOSITIONS})\s+(?:the\s+)?$", re.I)
+# For a `subject_only` cue, "of" too ("the reading of"), unless the noun names the case's own rule.
+_OF_ANOTHER = re.compile(rf"\b(?:{_PREPOSITIONS}|of)\s+(?:the\s+)?$", re.I)
 _OWN_RULE = re.compile(rf"\b{_NOUNS}\s+(?:of|in)\s+(?:the\s+)?$", re.I)
+# "while Miranda required ..., later statements need not be": what a case required, conceded to be set aside.
+_CONCESSIVE = re.compile(r"\b(?:while|although|though|whereas|even\s+if)\s+$", re.I)
 
 
 def governs(cue: Cue, lead: str) -> bool:
-    """Whether a `before` cue can speak of the case that `lead` (its sentence's words just before the case) leads to:
-    a `subject_only` one not of a case named as another noun's object, unless that noun is the case's rule."""
+    """Whether a `before` cue can speak of the case that `lead` (its sentence's words just before the case) leads
+    to: not as a preposition's object (but a red cue may), not a `subject_only` one as another noun's object unless
+    that noun is the case's rule, and no "follows" of a case conceded to be set aside."""
+    if cue.treatment not in RED and _OBJECT_OF.search(lead):
+        return False
+    if cue.treatment == "follows" and _CONCESSIVE.search(lead):
+        return False
     return not (cue.subject_only and _OF_ANOTHER.search(lead) and not _OWN_RULE.search(lead))
+
+
 _DECLINED = re.compile(r"\b(?:declin\w*|refus\w*|reject\w*\s+(?:the\s+)?(?:invitation|request|call)s?)\s+to\s*$",
                        re.I)
 

@@ -36,12 +36,6 @@ _PARTY = re.compile(r"['’]s?\s+(?:\w+\s+){0,2}?(?:arguments?|claims?|contentio
                     r"positions?|assertions?|petitions?|appeals?|counsel|attorneys?|lawyers?|interpretation|reading|"
                     r"brief|suit|complaint|conviction|sentence)\b", re.I)
 _YEAR_AFTER = re.compile(r"[\s,]*\((?:[^()]{0,30}\s)?(\d{4})\)")
-# A case named after these is no subject of the verb that follows ("the Clause, as interpreted in Crawford, does
-# not apply" says nothing of Crawford); "the concerns of Stone did not apply" does. Not for a red cue: "the
-# requirement set forth in Williamson County ... is overruled" overrules the case.
-_OBJECT_OF = re.compile(r"\b(?:in|under|by|with|from|to|than|on|upon)\s+(?:the\s+)?$", re.I)
-# "while Miranda required ..., later statements need not be": what a case required, conceded to be set aside.
-_CONCESSIVE = re.compile(r"\b(?:while|although|though|whereas|even\s+if)\s+$", re.I)
 _PRIORITY = {t: i for i, t in enumerate(TREATMENTS)}
 
 
@@ -219,11 +213,7 @@ def _governed(text: str, sentence: tuple[int, int], m: re.Match[str], cue: Cue, 
         free = re.search(r"cases|decisions", m.group(), re.I) and len(gap) <= 150
         if not (SUBJECT.fullmatch(gap) or free):
             return []
-        lead = text[max(a, mentions[k].start - 20):mentions[k].start]
-        if (cue.treatment not in RED and _OBJECT_OF.search(lead)) or (cue.treatment == "follows" and
-                                                                       _CONCESSIVE.search(lead)):
-            return []
-        if not governs(cue, lead):
+        if not governs(cue, text[max(a, mentions[k].start - 20):mentions[k].start]):
             return []
         said = turn(cue, gap, m.group(), text[m.end():b], text[max(a, mentions[k].start - 120):mentions[k].start])
         ks = [k]
