@@ -114,6 +114,34 @@ def test_the_other_ways_a_court_says_a_case_is_gone() -> None:
         assert rows(said) == {("booth", "abrogates")}, said
 
 
+def test_the_formulas_opinions_overrule_with() -> None:
+    # Written for this test in the forms full opinions use (none is in the CaseFacts summaries).
+    for said, treatment in (("We therefore hold that Booth v. Maryland should be, and now is, overruled.", "overrules"),
+                            ("To the extent that Ohio v. Roberts held otherwise, it is overruled.", "overrules"),
+                            ("Roe v. Wade and its progeny are overruled.", "overrules"),
+                            ("Roe v. Wade is hereby overruled.", "overrules"),
+                            ("The Court held that Terry v. Ohio must be overruled.", "overrules"),
+                            ("The Court concluded that Ohio v. Roberts should no longer be followed.", "abrogates"),
+                            ("The holding of Booth v. Maryland cannot survive today's decision.", "abrogates"),
+                            ("Today's decision implicitly overrules Terry v. Ohio.", "abrogates"),
+                            ("In so holding, the Court reversed course from Booth v. Maryland.", "abrogates")):
+        (case,) = {c for c, _ in rows(said)}
+        assert rows(said) == {(case, treatment)}, said
+    # The same formulas in someone else's mouth, under a modal the Court did not adopt, or said of something else.
+    for said in ("The petitioner argued that Booth v. Maryland should be, and now is, overruled.",
+                 "The State contended that Ohio v. Roberts must be overruled.",
+                 "Justice Scalia concluded that Ohio v. Roberts should be overruled.",
+                 "The dissent concluded that Roe v. Wade should no longer be followed.",
+                 "The Court did not decide whether Terry v. Ohio should be overruled.",
+                 "The Court held that Roe v. Wade had been overruled by later decisions.",
+                 "The Court held that Booth v. Maryland could not be overruled by the legislature.",
+                 "To the extent that the respondent relied on Ohio v. Roberts, it is mistaken.",
+                 "The state law cannot survive under Terry v. Ohio.",
+                 "The Court held that the ordinance, like the one in Booth v. Maryland, cannot survive."):
+        assert {t for _, t in rows(said)} <= {"follows"}, said
+    assert rows("The Court retreated from Ohio v. Roberts.") == {("roberts", "limits")}
+
+
 def test_what_a_party_or_a_dissent_says_of_a_case_is_not_the_courts() -> None:
     for said in ("The State argued that Booth v. Maryland is no longer the law, but the Court did not reach it.",
                  "Respondents urge that Roe v. Wade can no longer stand.",

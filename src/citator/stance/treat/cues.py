@@ -6,7 +6,8 @@ for a verb and its object ("overruled [its decision in] Booth v. Maryland"), `be
 `SUBJECT`) rather than left to a distance, so "overturned the Ninth Circuit's ruling, which relied on X" links
 nothing. A cue under negation or in someone's mouth ("declined to overrule", "asked the Court to overrule",
 "should be overruled", "had overruled") is turned (`turn`): declining to overrule is following; the rest says
-nothing about what this decision did.
+nothing about what this decision did, unless the duty is the Court's own ("should be, and now is, overruled";
+"the Court held that X must be overruled").
 """
 
 from __future__ import annotations
@@ -29,9 +30,19 @@ OBJECT = re.compile(
     r"(?:had\s+)?(?:identified|established|announced|set)\s+in)\s+)?(?:both\s+)?(?:the\s+)?$", re.I)
 # Between a case and its `before` cue: "Booth v. Maryland", "'s rule", "(1896)", ", which held otherwise,", "decision".
 SUBJECT = re.compile(
-    rf"\s*(?:\([^()]{{0,40}}\))?\s*,?\s*(?:['’]s\s+)?(?:{_NOUNS}\s*)?"
+    rf"\s*(?:\([^()]{{0,40}}\))?\s*,?\s*(?:['’]s\s+)?(?:{_NOUNS}\s*)?(?:and\s+(?:its|their)\s+progeny\s*)?"
     r"(?:,\s*(?:which|that|where|in\s+which)\s+[^.;]{0,160}?,)?"
-    r"\s*(?:(?:therefore|thus|now|hereby|expressly|explicitly|itself|also|then)\s+)*$", re.I)
+    r"\s*(?:(?:therefore|thus|now|hereby|expressly|explicitly|itself|also|then|must|should|ought\s+to)\s+)*$", re.I)
+# "To the extent that X held otherwise, it is overruled": the case is named in the clause, the pronoun is overruled.
+_EXTENT = re.compile(r"\b(?:to\s+the\s+extent(?:\s+that)?|insofar\s+as)\s+$", re.I)
+_EXTENT_GAP = re.compile(r"\s+(?:held|holds|holding|said|says|suggested|suggests|stated|states|is\s+read|"
+                         r"can\s+be\s+read|may\s+be\s+read)\b[^.;]{0,120}?,\s+(?:it|they)\s+$", re.I)
+
+
+def subject_of(gap: str, lead: str) -> bool:
+    """Whether the case that `lead` (its sentence's words just before it) leads to is the subject of a `before`
+    cue `gap` after it: "X [, which held ...,] is overruled", "to the extent X held otherwise, it is overruled"."""
+    return bool(SUBJECT.fullmatch(gap) or (_EXTENT.search(lead) and _EXTENT_GAP.fullmatch(gap)))
 
 
 @dataclass(frozen=True)
@@ -52,15 +63,21 @@ def _cue(treatment: str, side: str, words: str, subject_only: bool = False) -> C
 
 # "is", "was clearly": not "was hardly", "was only".
 _BE = (r"(?:is|was|were|are|has\s+been|have\s+been|had\s+been|be|been)\s+"
-       r"(?:(?!(?:hardly|scarcely|barely|only|arguably|possibly|probably)\b)\w+ly\s+)?")
+       r"(?:(?:hereby|now|thus|therefore|also)\s+|(?!(?:hardly|scarcely|barely|only|arguably|possibly|probably)\b)"
+       r"\w+ly\s+)?")
 CUES: tuple[Cue, ...] = (
     _cue("overrules", "after", r"overrul(?:ed|es|ing|e)|overturn(?:ed|s|ing)?|"
                                # "reversed" alone meets a lower court's judgment; the Court's own decision is named
                                r"revers(?:ed|es|ing)\s+(?:its|the\s+Court['’]s)\s+(?:own\s+)?"
                                r"(?:earlier|prior|previous|former)\s+(?:decisions?|holdings?|rulings?)\s+in"),
     _cue("overrules", "before", rf"{_BE}(?:overruled|overturned)|(?:both\s+of\s+)?(?:those|these|both)\s+"
-                                r"(?:cases|decisions)\s+(?:are|were)\s+overruled"),
-    _cue("abrogates", "after", r"(?:in\s+effect|effectively|implicitly|essentially)\s+(?:overruled|overturned)|"
+                                r"(?:cases|decisions)\s+(?:are|were)\s+overruled|"
+                                # "should be, and now is, overruled": the Court's own act, modal and all
+                                r"(?:should|must)\s+be,?\s+and\s+(?:now\s+|hereby\s+)?(?:is|are),?\s+"
+                                r"(?:hereby\s+)?overruled"),
+    _cue("abrogates", "after", r"(?:in\s+effect|effectively|implicitly|essentially)\s+"
+                               r"(?:overrul(?:ed|es|ing)|overturn(?:ed|s|ing))|"
+                               r"revers(?:ed|es|ing)\s+course\s+(?:from|on)|"
                                r"repudiat(?:ed|es|ing)|abrogat(?:ed|es|ing)|disavow(?:ed|s|ing)|"
                                r"abandon(?:ed|s|ing)|disapprov(?:ed|es|ing)(?:\s+of)?|discard(?:ed|s|ing)|"
                                r"jettison(?:ed|s|ing)|rece(?:ded|des|ding)\s+from|"
@@ -71,15 +88,16 @@ CUES: tuple[Cue, ...] = (
                                r"doctrine|approach|reasoning|holding|rationale|framework)\s+(?:of|in|from|used\s+in|"
                                r"set\s+forth\s+in|established\s+in|announced\s+in|adopted\s+in)"),
     _cue("abrogates", "before", rf"{_BE}(?:in\s+effect\s+|effectively\s+)?(?:no\s+longer\s+(?:good\s+law|valid|"
-                                r"binding|controlling|authoritative)|wrongly\s+decided|unworkable|repudiated|"
-                                r"abrogated)"),
+                                r"binding|controlling|authoritative|(?:be\s+)?followed)|wrongly\s+decided|unworkable|"
+                                r"repudiated|abrogated)|no\s+longer\s+be\s+followed"),
     _cue("abrogates", "before", rf"{_BE}(?:hereby\s+)?(?:no\s+longer\s+the\s+law|wrong|disapproved|discarded)|"
                                 # "cannot stand for the proposition" limits a case; it does not end it
-                                r"(?:(?:can|could)\s*(?:no\s+longer|not)|cannot)\s+stand(?!\s+(?:for|by|alone)\b)",
+                                r"(?:(?:can|could)\s*(?:no\s+longer|not)|cannot)\s+(?:stand(?!\s+(?:for|by|alone)\b)|"
+                                r"survive)",
          subject_only=True),
     _cue("limits", "after", r"declin(?:e|ed|es|ing)\s+to\s+extend|refus(?:e|ed|es|ing)\s+to\s+extend|"
                             r"(?:limit(?:ed|s|ing)?|confin(?:e|ed|es|ing)|narrow(?:ed|s|ing)?|modif(?:y|ied|ies|ying))|"
-                            r"carv(?:e|ed|es|ing)\s+out\s+an\s+exception\s+to"),
+                            r"carv(?:e|ed|es|ing)\s+out\s+an\s+exception\s+to|retreat(?:ed|s|ing)?\s+from"),
     _cue("limits", "before", r"(?:does|did|do)\s+not\s+(?:apply|extend|reach|require|constrain)|only\s+appli(?:ed|es)|"
                              rf"{_BE}(?:limited|confined|inapplicable|misplaced|not\s+retroactive)|"
                              r"(?:applies|applied)\s+only|only\s+(?:affirmed|held)"),
@@ -144,6 +162,12 @@ _DECLINED = re.compile(r"\b(?:declin\w*|refus\w*|reject\w*\s+(?:the\s+)?(?:invit
 
 
 _MODAL = re.compile(r"\b(?:would|should|could|might|may|must|had|whether|if)\b", re.I)
+# "should be, and now is, overruled", and "the Court held that X must be overruled": the duty is the Court's act.
+_FIRM = re.compile(r",?\s+and\s+(?:now\s+|hereby\s+)?(?:is|are)\b", re.I)
+_COURT_HELD = re.compile(r"\b(?:the\s+(?:Supreme\s+)?Court|we|the\s+majority|the\s+plurality)\s+(?:\w+\s+){0,2}?"
+                         r"(?:held|holds?|conclude[sd]?|ruled|rules?|decided|decides?|determined|found|finds?|agreed|"
+                         r"agrees?)\s+that\s+$", re.I)
+_DUTY = re.compile(r"\b(?:must|should|ought\s+to)\b", re.I)
 # After a cue: someone else did it ("was overruled by Payne").
 _BY_ANOTHER = re.compile(r"\s+by\b", re.I)
 
@@ -156,6 +180,8 @@ def turn(cue: Cue, before: str, cue_text: str, after: str, lead: str = "") -> st
     if _BY_ANOTHER.match(after):
         return None
     if cue.side == "before":
+        if _FIRM.search(cue_text) or _COURT_HELD.search(lead):
+            before, cue_text = _DUTY.sub("", before), _DUTY.sub("", cue_text)
         someone_else = (_SOMEONE_ELSE.search(before) or _SOMEONE_ELSE.search(lead) or _SAID_THAT.search(lead)
                         or _SEPARATE_OPINION.match(after))
         return None if _MODAL.search(before + " " + cue_text) or someone_else else cue.treatment

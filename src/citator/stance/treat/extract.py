@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from citator.data.records import Document
-from citator.stance.treat.cues import CUES, OBJECT, SUBJECT, Cue, governs, turn
+from citator.stance.treat.cues import CUES, OBJECT, Cue, governs, subject_of, turn
 from citator.stance.treat.affected import Earlier, again
 from citator.stance.treat.matcher import CaseNames
 from citator.stance.treat.names import WordCounts, tokenize
@@ -211,11 +211,10 @@ def _governed(text: str, sentence: tuple[int, int], m: re.Match[str], cue: Cue, 
             return []
         gap = text[mentions[k].end:m.start()]
         free = re.search(r"cases|decisions", m.group(), re.I) and len(gap) <= 150
-        if not (SUBJECT.fullmatch(gap) or free):
+        lead = text[max(a, mentions[k].start - 120):mentions[k].start]
+        if not (subject_of(gap, lead) or free) or not governs(cue, lead[-20:]):
             return []
-        if not governs(cue, text[max(a, mentions[k].start - 20):mentions[k].start]):
-            return []
-        said = turn(cue, gap, m.group(), text[m.end():b], text[max(a, mentions[k].start - 120):mentions[k].start])
+        said = turn(cue, gap, m.group(), text[m.end():b], lead)
         ks = [k]
         while ks[0] > 0 and _AND.fullmatch(text, mentions[ks[0] - 1].end, mentions[ks[0]].start):
             ks.insert(0, ks[0] - 1)
