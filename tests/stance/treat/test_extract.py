@@ -16,6 +16,12 @@ CASES = [
     ("johnson15", "Johnson v. United States", "2015-06-26", "576 U.S. 591"),
     ("mcconnell", "McConnell v. Federal Election Commission", "2003-12-10", "540 U.S. 93"),
     ("terry", "Terry v. Ohio", "1968-06-10", "392 U.S. 1"),
+    ("rabinowitz", "United States v. Rabinowitz", "1950-02-20", "339 U.S. 56"),
+    ("chimel", "Chimel v. California", "1969-06-23", "395 U.S. 752"),
+    ("quill", "Quill Corp. v. North Dakota", "1992-05-26", "504 U.S. 298"),
+    ("bellas", "National Bellas Hess, Inc. v. Department of Revenue of Ill.", "1967-05-08", "386 U.S. 753"),
+    ("casey", "Planned Parenthood of Southeastern Pa. v. Casey", "1992-06-29", "505 U.S. 833"),
+    ("chevron", "Chevron U.S.A. Inc. v. Natural Resources Defense Council, Inc.", "1984-06-25", "467 U.S. 837"),
 ]
 
 
@@ -140,6 +146,63 @@ def test_the_formulas_opinions_overrule_with() -> None:
                  "The Court held that the ordinance, like the one in Booth v. Maryland, cannot survive."):
         assert {t for _, t in rows(said)} <= {"follows"}, said
     assert rows("The Court retreated from Ohio v. Roberts.") == {("roberts", "limits")}
+
+
+def test_lists_supra_abbreviated_titles_and_the_classic_formulas() -> None:
+    # From an outside reviewer's fresh set, written before the extractor read them.
+    both = {("quill", "overrules"), ("bellas", "overrules")}
+    assert rows("Quill Corp. v. North Dakota, 504 U.S. 298 (1992), and National Bellas Hess, Inc. v. Department of "
+                "Revenue of Ill., 386 U.S. 753 (1967), should be, and now are, overruled.") == both
+    assert rows("Booth v. Maryland, supra, and South Carolina v. Gathers, supra, are overruled.") \
+        == {("booth", "overrules"), ("gathers", "overrules")}
+    assert rows("Booth, 482 U.S. 496, and Gathers, 490 U.S. 805, are overruled.") \
+        == {("booth", "overrules"), ("gathers", "overrules")}
+    assert rows("Roe v. Wade, 410 U.S. 113 (1973), which held that the Constitution protects the choice, and "
+                "Planned Parenthood of Southeastern Pennsylvania v. Casey, 505 U.S. 833 (1992), are overruled.") \
+        == {("roe", "overrules"), ("casey", "overrules")}
+    assert rows("We hold that the Constitution does not confer a right to abortion, and that Roe and Casey must be "
+                "overruled.") == {("roe", "overrules"), ("casey", "overrules")}
+    assert rows("The Court overruled Terry v. Ohio and the part of McConnell v. FEC that upheld the limits.") \
+        == {("terry", "overrules"), ("mcconnell", "overrules")}
+    for said, case, treatment in (
+            ("Our conclusion is that Ohio v. Roberts, supra, should be, and it is, overruled.", "roberts", "overrules"),
+            ("Roe v. Wade is overruled by today's decision.", "roe", "overrules"),
+            ("Insofar as Terry v. Ohio is to the contrary, it is overruled.", "terry", "overrules"),
+            ("United States v. Rabinowitz, which we overrule today, rested on a different view.", "rabinowitz",
+             "overrules"),
+            ("Chevron U.S.A. Inc. v. Natural Resources Defense Council, Inc. is overruled.", "chevron", "overrules"),
+            ("The approach of Chevron U.S.A. Inc. v. Natural Resources Defense Council, Inc. cannot be squared with "
+             "the statute.", "chevron", "abrogates"),
+            ("We repudiate the reasoning of Booth v. Maryland.", "booth", "abrogates"),
+            ("Ohio v. Roberts is no longer to be followed.", "roberts", "abrogates"),
+            ("Quill Corp. v. North Dakota is unsound and incorrect.", "quill", "abrogates"),
+            ("The Court abandoned the trimester framework of Roe v. Wade.", "roe", "abrogates"),
+            ("Terry v. Ohio has proved unworkable and is abandoned.", "terry", "abrogates"),
+            ("The later cases have called into question the continuing vitality of Terry v. Ohio.", "terry",
+             "questions"),
+            ("Unlike in Terry v. Ohio, the officers here had no reason to fear a weapon.", "terry", "distinguishes")):
+        assert rows(said) == {(case, treatment)}, said
+
+
+def test_another_decisions_act_told_as_history_is_not_this_ones() -> None:
+    for said in ("In Chimel v. California, 395 U.S. 752 (1969), the Court overruled United States v. Rabinowitz.",
+                 "Chimel v. California overruled United States v. Rabinowitz.",
+                 "The Court in Chimel v. California abandoned the Rabinowitz rule.",
+                 "The Court has previously overruled United States v. Rabinowitz, and the question here is different.",
+                 "Booth v. Maryland was overruled two years later.",
+                 "Booth v. Maryland was overruled in 1991.",
+                 "Booth v. Maryland was overruled in South Carolina v. Gathers's wake.",
+                 # objections, motions, lower courts, negation, hypotheses, an amicus, a dissent's own heading
+                 "Defense counsel's objection under Terry v. Ohio was overruled.",
+                 "The motion to suppress, which relied on Terry v. Ohio, was overruled.",
+                 "The district court overruled Booth's objection to the victim impact statement.",
+                 "Nothing in today's decision overrules Terry v. Ohio.",
+                 "Overruling Booth v. Maryland would be a mistake.",
+                 "Even were we to conclude that Terry v. Ohio was wrongly decided, stare decisis would counsel "
+                 "adherence.",
+                 "The United States, as amicus curiae, urges us to repudiate Roe v. Wade.",
+                 "We apply Terry v. Ohio.\n\nDissenting opinion\n\nThe majority today overrules Booth v. Maryland."):
+        assert {t for _, t in rows(said)} <= {"follows"}, said
 
 
 def test_what_a_party_or_a_dissent_says_of_a_case_is_not_the_courts() -> None:

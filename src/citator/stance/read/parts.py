@@ -9,7 +9,7 @@ took it for the holding would read the case backwards. This module finds the par
   by ..., dissented", "In a concurring opinion, ...") opens that opinion's part, and the sentences after it that
   go on describing it ("She argued ...", "The dissent ...") stay in it, until a sentence speaks for the Court again.
 - Full opinions mark separate opinions with a heading line ("JUSTICE SCALIA, dissenting.", "Justice Thomas,
-  concurring in the judgment."): everything from such a line to the next belongs to that opinion; the text
+  concurring in the judgment.", a line saying only "Dissenting opinion"): everything from such a line to the next belongs to that opinion; the text
   before the first one is the court's.
 - Anything else is one part of kind "text": nothing is claimed that the text does not show.
 
@@ -27,10 +27,13 @@ COURT = ("holding", "text")
 
 _HEADINGS = (("facts", re.compile(r"Facts of the case:\s*")), ("question", re.compile(r"Question:\s*")),
              ("holding", re.compile(r"Conclusion:\s*")))
-# A separate opinion's heading line in a full opinion.
+# A separate opinion's heading line in a full opinion: "JUSTICE SCALIA, dissenting.", or a line that says only
+# "Dissenting opinion".
 _OPINION_HEADING = re.compile(
     r"^[ \t]*(?:MR\.\s+|Mr\.\s+)?(?:CHIEF\s+|Chief\s+)?(?:JUSTICE|Justice)\s+[A-Z][\w.'\- ]{1,40},?\s+"
-    r"(?:with\s+whom\s+[^\n]{0,200}?\s+)?(?P<kind>dissenting|concurring)\b[^\n]*$", re.M)
+    r"(?:with\s+whom\s+[^\n]{0,200}?\s+)?(?P<kind>dissenting|concurring)\b[^\n]*$|"
+    r"^[ \t]*(?P<alone>Dissenting|Concurring|DISSENTING|CONCURRING|Dissent|DISSENT)(?:\s+(?:opinion|Opinion|OPINION))?"
+    r"[ \t]*[.:]?[ \t]*$", re.M)
 _DISSENT = re.compile(r"\bdissent", re.I)
 _CONCUR = re.compile(r"\bconcur(?:s|red|ring|rences?)\b", re.I)
 # A sentence that speaks for the court, though it may name the vote or a dissenter in passing.
@@ -146,8 +149,8 @@ def _sentence_kind(sentence: str, previous: str) -> str:
 def _opinion_parts(text: str) -> tuple[Part, ...]:
     """A full opinion cut at its separate opinions' headings; one "text" part when it has none."""
     heads = list(_OPINION_HEADING.finditer(text))
-    cuts = [(0, "text")] + [(m.start(), "dissent" if m.group("kind") == "dissenting" else "concurrence")
-                            for m in heads]
+    cuts = [(0, "text")] + [(m.start(), "dissent" if (m.group("kind") or m.group("alone")).lower().startswith("dissent")
+                             else "concurrence") for m in heads]
     out = []
     for i, (at, kind) in enumerate(cuts):
         end = cuts[i + 1][0] if i + 1 < len(cuts) else len(text)

@@ -18,25 +18,32 @@ from dataclasses import dataclass
 from citator.stance.treat.record import RED
 
 _NOUNS = (r"(?:decisions?|holdings?|rulings?|opinions?|precedents?|cases?|rule|test|doctrine|standard|principles?|"
-          r"approach|framework|reasoning|logic|analysis|interpretation|exception|presumption|requirement)")
+          r"approach|framework|reasoning|logic|analysis|interpretation|exception|presumption|requirement|vitality|"
+          r"validity|soundness|viability)")
+# A title's corporate ending, which name matching leaves out: "Chevron U.S.A. Inc. v. NRDC, Inc."
+ENDING = r"(?:,?\s*(?:Inc|Co|Corp|Ltd|LLC|L\.\s?P)\b\.?)?"
 # Between an `after` cue and its case: "its prior decision in", "the rule established in", "the Court's logic in".
 OBJECT = re.compile(
     r"\s*(?:in\s+(?:relevant\s+|large\s+)?part\s+)?(?:(?:the|that|those)\s+(?:portions?|parts?)\s+of\s+)?"
     r"(?:(?:its|the|this|that|his|her|their|an?|the\s+(?:Supreme\s+)?Court['’]s|both)\s+)?"
-    r"(?:(?:own|prior|previous|earlier|long-?standing|landmark|seminal|\d{4}|controversial|well-known|"
+    r"(?:(?:own|prior|previous|earlier|long-?standing|landmark|seminal|\d{4}|controversial|well-known|continuing|"
+    rf"continued|[a-z][\w-]*(?=\s+{_NOUNS}\b)|"
     r"three-part|two-part|[“\"][^”\"]{1,40}[”\"])\s+)*"
     rf"(?:{_NOUNS}\s+(?:\w+\s+){{0,3}}?(?:in|of|from|by|announced\s+in|established\s+(?:by|in)|set\s+(?:forth\s+)?in|"
     r"used\s+in|adopted\s+in|identified\s+in|articulated\s+in|outlined\s+in|recognized\s+in|(?:the\s+)?Court\s+"
-    r"(?:had\s+)?(?:identified|established|announced|set)\s+in)\s+)?(?:both\s+)?(?:the\s+)?$", re.I)
+    r"(?:had\s+)?(?:identified|established|announced|set)\s+in)\s+)?(?:both\s+)?(?:the\s+)?"
+    # a short name before the citation that is the mention: "overruled Booth, 482 U.S. 496"
+    r"(?:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3},\s+)?$", re.I)
 # Between a case and its `before` cue: "Booth v. Maryland", "'s rule", "(1896)", ", which held otherwise,", "decision".
 SUBJECT = re.compile(
-    rf"\s*(?:\([^()]{{0,40}}\))?\s*,?\s*(?:['’]s\s+)?(?:{_NOUNS}\s*)?(?:and\s+(?:its|their)\s+progeny\s*)?"
+    # a title's closing abbreviation ("..., Inc. is overruled") and "supra" stand between too
+    rf"{ENDING}\.?\s*(?:\([^()]{{0,40}}\))?\s*(?:,?\s*supra\b)?\s*,?\s*(?:['’]s\s+)?(?:{_NOUNS}\s*)?"
+    r"(?:and\s+(?:its|their)\s+progeny\s*)?"
     r"(?:,\s*(?:which|that|where|in\s+which)\s+[^.;]{0,160}?,)?"
     r"\s*(?:(?:therefore|thus|now|hereby|expressly|explicitly|itself|also|then|must|should|ought\s+to)\s+)*$", re.I)
 # "To the extent that X held otherwise, it is overruled": the case is named in the clause, the pronoun is overruled.
 _EXTENT = re.compile(r"\b(?:to\s+the\s+extent(?:\s+that)?|insofar\s+as)\s+$", re.I)
-_EXTENT_GAP = re.compile(r"\s+(?:held|holds|holding|said|says|suggested|suggests|stated|states|is\s+read|"
-                         r"can\s+be\s+read|may\s+be\s+read)\b[^.;]{0,120}?,\s+(?:it|they)\s+$", re.I)
+_EXTENT_GAP = re.compile(r"[^.;]{1,120}?,\s+(?:it|they)\s+$", re.I)
 
 
 def subject_of(gap: str, lead: str) -> bool:
@@ -73,14 +80,18 @@ CUES: tuple[Cue, ...] = (
     _cue("overrules", "before", rf"{_BE}(?:overruled|overturned)|(?:both\s+of\s+)?(?:those|these|both)\s+"
                                 r"(?:cases|decisions)\s+(?:are|were)\s+overruled|"
                                 # "should be, and now is, overruled": the Court's own act, modal and all
-                                r"(?:should|must)\s+be,?\s+and\s+(?:now\s+|hereby\s+)?(?:is|are),?\s+"
-                                r"(?:hereby\s+)?overruled"),
+                                r"(?:should|must)\s+be,?\s+and\s+(?:it\s+|they\s+)?(?:now\s+|hereby\s+)?(?:is|are),?\s+"
+                                r"(?:hereby\s+)?overruled|"
+                                # "Swift v. Tyson, which we overrule today, ..."
+                                r"(?:which|that)\s+(?:we|the\s+Court)\s+(?:now\s+|today\s+|hereby\s+|also\s+)?"
+                                r"overrul(?:e|es|ed)"),
     _cue("abrogates", "after", r"(?:in\s+effect|effectively|implicitly|essentially)\s+"
                                r"(?:overrul(?:ed|es|ing)|overturn(?:ed|s|ing))|"
                                r"revers(?:ed|es|ing)\s+course\s+(?:from|on)|"
-                               r"repudiat(?:ed|es|ing)|abrogat(?:ed|es|ing)|disavow(?:ed|s|ing)|"
-                               r"abandon(?:ed|s|ing)|disapprov(?:ed|es|ing)(?:\s+of)?|discard(?:ed|s|ing)|"
-                               r"jettison(?:ed|s|ing)|rece(?:ded|des|ding)\s+from|"
+                               r"repudiat(?:e|ed|es|ing)|abrogat(?:e|ed|es|ing)|disavow(?:ed|s|ing)?|"
+                               r"abandon(?:ed|s|ing)?|disapprov(?:e|ed|es|ing)(?:\s+of)?|discard(?:ed|s|ing)?|"
+                               r"jettison(?:ed|s|ing)?|rece(?:de|ded|des|ding)\s+from|"
+                               r"(?:declin(?:e|ed|es|ing)\s+to|no\s+longer)\s+adhere\s+to|"
                                r"withdrew\s+its\s+(?:previous|prior|earlier)\s+opinions?\s+in|"
                                r"no\s+longer\s+follow(?:s|ed)?|"
                                # "rejected" alone mostly meets a party's argument; a case's rule is named as one
@@ -88,9 +99,13 @@ CUES: tuple[Cue, ...] = (
                                r"doctrine|approach|reasoning|holding|rationale|framework)\s+(?:of|in|from|used\s+in|"
                                r"set\s+forth\s+in|established\s+in|announced\s+in|adopted\s+in)"),
     _cue("abrogates", "before", rf"{_BE}(?:in\s+effect\s+|effectively\s+)?(?:no\s+longer\s+(?:good\s+law|valid|"
-                                r"binding|controlling|authoritative|(?:be\s+)?followed)|wrongly\s+decided|unworkable|"
-                                r"repudiated|abrogated)|no\s+longer\s+be\s+followed"),
-    _cue("abrogates", "before", rf"{_BE}(?:hereby\s+)?(?:no\s+longer\s+the\s+law|wrong|disapproved|discarded)|"
+                                r"binding|controlling|authoritative|(?:to\s+be\s+|be\s+)?followed)|wrongly\s+decided|"
+                                r"unworkable|repudiated|abrogated|abandoned|discredited|superseded\s+by\s+statute)|"
+                                r"(?:has\s+)?prov(?:ed|en)\s+unworkable|"
+                                r"no\s+longer\s+(?:be\s+followed|governs|controls)"),
+    _cue("abrogates", "before", rf"{_BE}(?:hereby\s+)?(?:no\s+longer\s+the\s+law|wrong|disapproved|discarded|"
+                                r"incorrect|erroneous|unsound)|"
+                                r"(?:cannot|can\s*not|could\s+not)\s+be\s+(?:reconciled|squared)\s+with|"
                                 # "cannot stand for the proposition" limits a case; it does not end it
                                 r"(?:(?:can|could)\s*(?:no\s+longer|not)|cannot)\s+(?:stand(?!\s+(?:for|by|alone)\b)|"
                                 r"survive)",
@@ -101,13 +116,13 @@ CUES: tuple[Cue, ...] = (
     _cue("limits", "before", r"(?:does|did|do)\s+not\s+(?:apply|extend|reach|require|constrain)|only\s+appli(?:ed|es)|"
                              rf"{_BE}(?:limited|confined|inapplicable|misplaced|not\s+retroactive)|"
                              r"(?:applies|applied)\s+only|only\s+(?:affirmed|held)"),
-    _cue("questions", "after", r"cast(?:s|ing)?\s+doubt\s+(?:on|upon)|call(?:ed|s|ing)?\s+into\s+question|"
+    _cue("questions", "after", r"cast(?:s|ing)?\s+(?:\w+\s+)?doubt\s+(?:on|upon)|call(?:ed|s|ing)?\s+into\s+question|"
                                r"question(?:ed|s|ing)\s+(?:the\s+(?:continuing\s+|continued\s+)?"
                                r"(?:validity|vitality|soundness)\s+of)?"),
     _cue("questions", "before", rf"{_BE}(?:called\s+into\s+question|questioned|doubted)"),
     _cue("follows", "after", r"(?:did|does|do)\s+not\s+distinguish\s+(?:the|this|that)\s+(?:case|cases|facts)\s+from"),
     _cue("distinguishes", "after", r"distinguish(?:ed|es|ing)?(?:\s+(?:the|this|that|its|the\s+present|"
-                                   r"the\s+instant)\s+(?:case|cases|facts)\s+from)?|unlike|not\s+governed\s+by|"
+                                   r"the\s+instant)\s+(?:case|cases|facts)\s+from)?|unlike(?:\s+in)?|not\s+governed\s+by|"
                                    r"not\s+controlled\s+by|not\s+analogous\s+to|differ(?:s|ed)?\s+from"),
     _cue("distinguishes", "before", rf"{_BE}(?:distinguishable|inapposite|not\s+controlling)|"
                                     r"(?:does|did)\s+not\s+control|differ(?:s|ed)"),
@@ -124,10 +139,10 @@ CUES: tuple[Cue, ...] = (
 )
 # Said before a cue, these take what it says from this decision: a question, an argument, a wish, a hypothesis.
 _SOMEONE_ELSE = re.compile(
-    r"\b(?:whether|would|should|could|might|may|must|asked|asks|asking|urged?|urging|argu\w*|contend\w*|claim\w*|"
+    r"\b(?:whether|would|should|could|might|may|must|asked|asks|asking|urg\w*|argu\w*|contend\w*|claim\w*|"
     r"sought|seeking|if|without|rather\s+than|invit\w*|petition\w*|had|not|n['’]t|never|no\s+reason\s+to|"
     r"need\s+not|wish\w*|want\w*|dissent\w*|concur\w*|maintain\w*|insist\w*|assert\w*|conced\w*|suggest\w*|"
-    r"told)\b[^.;:]{0,30}$", re.I)
+    r"told|against|nothing|neither|nor|were\s+(?:we|the\s+Court)|assum\w*|suppos\w*)\b[^.;:]{0,30}$", re.I)
 # Before a predicate's case, further back: "the State argued in its brief filed last spring that [X was wrong]".
 _SAID_THAT = re.compile(r"\b(?:argu|contend|urg|claim|assert|insist|maintain|conced|suggest|complain|told|"
                         r"asked)\w*\b[^.;:]{0,90}\bthat\s+(?:the\s+)?$", re.I)
@@ -142,19 +157,24 @@ _OBJECT_OF = re.compile(rf"\b(?:{_PREPOSITIONS})\s+(?:the\s+)?$", re.I)
 # For a `subject_only` cue, "of" too ("the reading of"), unless the noun names the case's own rule.
 _OF_ANOTHER = re.compile(rf"\b(?:{_PREPOSITIONS}|of)\s+(?:the\s+)?$", re.I)
 _OWN_RULE = re.compile(rf"\b{_NOUNS}\s+(?:of|in)\s+(?:the\s+)?$", re.I)
+_RULE_IN = re.compile(rf"\b{_NOUNS}\s+(?:\w+\s+){{0,3}}?(?:{_PREPOSITIONS}|of)\s+(?:the\s+)?$", re.I)
+# ... but not someone's reading of it: "the Court of Appeals' interpretation of Zant was incorrect".
+_THEIR_READING = re.compile(rf"(?<!Court)['’]s?\s+(?:\w+\s+)?{_NOUNS}\s+(?:of|in)\s+(?:the\s+)?$", re.I)
 # "while Miranda required ..., later statements need not be": what a case required, conceded to be set aside.
 _CONCESSIVE = re.compile(r"\b(?:while|although|though|whereas|even\s+if)\s+$", re.I)
 
 
 def governs(cue: Cue, lead: str) -> bool:
     """Whether a `before` cue can speak of the case that `lead` (its sentence's words just before the case) leads
-    to: not as a preposition's object (but a red cue may), not a `subject_only` one as another noun's object unless
-    that noun is the case's rule, and no "follows" of a case conceded to be set aside."""
-    if cue.treatment not in RED and _OBJECT_OF.search(lead):
+    to: not as a preposition's object (but a red cue may, after a noun for the case's rule: "the requirement set
+    forth in X is overruled", not "the objection under X was overruled"), not a `subject_only` one as another noun's
+    object unless that noun is the case's rule, and no "follows" of a case conceded to be set aside."""
+    if _OBJECT_OF.search(lead) and (cue.treatment not in RED or not _RULE_IN.search(lead)):
         return False
     if cue.treatment == "follows" and _CONCESSIVE.search(lead):
         return False
-    return not (cue.subject_only and _OF_ANOTHER.search(lead) and not _OWN_RULE.search(lead))
+    return not (cue.subject_only and _OF_ANOTHER.search(lead)
+                and (not _OWN_RULE.search(lead) or _THEIR_READING.search(lead)))
 
 
 _DECLINED = re.compile(r"\b(?:declin\w*|refus\w*|reject\w*\s+(?:the\s+)?(?:invitation|request|call)s?)\s+to\s*$",
@@ -163,30 +183,74 @@ _DECLINED = re.compile(r"\b(?:declin\w*|refus\w*|reject\w*\s+(?:the\s+)?(?:invit
 
 _MODAL = re.compile(r"\b(?:would|should|could|might|may|must|had|whether|if)\b", re.I)
 # "should be, and now is, overruled", and "the Court held that X must be overruled": the duty is the Court's act.
-_FIRM = re.compile(r",?\s+and\s+(?:now\s+|hereby\s+)?(?:is|are)\b", re.I)
+_FIRM = re.compile(r",?\s+and\s+(?:it\s+|they\s+)?(?:now\s+|hereby\s+)?(?:is|are)\b", re.I)
 _COURT_HELD = re.compile(r"\b(?:the\s+(?:Supreme\s+)?Court|we|the\s+majority|the\s+plurality)\s+(?:\w+\s+){0,2}?"
                          r"(?:held|holds?|conclude[sd]?|ruled|rules?|decided|decides?|determined|found|finds?|agreed|"
-                         r"agrees?)\s+that\s+$", re.I)
+                         r"agrees?)\s+that\s+(?:[^.;]*,\s+and\s+that\s+)?$", re.I)
 _DUTY = re.compile(r"\b(?:must|should|ought\s+to)\b", re.I)
-# After a cue: someone else did it ("was overruled by Payne").
-_BY_ANOTHER = re.compile(r"\s+by\b", re.I)
+# A negation binds within its clause: in "does not confer a right, and that X is overruled" the "not" is done.
+_CLAUSE = re.compile(r".*(?:,\s+and\s+(?:that\s+)?|;\s*)", re.S)
+# After a cue: someone else did it ("was overruled by Payne", "in Payne", "in 1991", "two years later"); "by
+# today's decision" is this one.
+_BY_ANOTHER = re.compile(r"\s+(?:by\b(?!\s+(?:today['’]s|this|our|the\s+present)\b)|in\s+(?:\d{4}|[A-Z])|"
+                         r"(?:(?:\w+\s+){0,2}later|subsequently|afterwards?)\b)")
+# Before an `after` cue, what makes the act another's or another time's: a lower court as its subject ("the
+# district court overruled Booth's objection"), a telling of history ("the Court has previously overruled"), or a
+# decision named as its actor ("In Chimel v. California, the Court overruled", "the Court in Crawford abandoned").
+_LOWER_COURT = re.compile(r"\b(?:(?:district|trial|lower|appeals|appellate|circuit|state|county|bankruptcy|habeas|"
+                          r"magistrate)\s+(?:court|judge)s?|Court\s+of\s+(?:Criminal\s+)?Appeals|(?:First|Second|"
+                          r"Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|Eleventh|D\.\s?C\.|Federal)\s+Circuit|"
+                          r"judge)(?:\s+(?:also|then|had|has|later|itself|\w+ly))*\s*$", re.I)
+_HISTORY = re.compile(r"\b(?:has|have|previously|already|once|long\s+ago|in\s+the\s+past|repeatedly|twice|since)\b"
+                      r"[^.;:]{0,30}$", re.I)
+_NAME = r"[A-Z][\w.'’&-]*(?:\s+(?:of\s+|the\s+|and\s+|for\s+|&\s+)?[A-Z][\w.'’&-]*){0,6}"
+_CASE = rf"{_NAME}(?:\s+v\.?\s+{_NAME})?\s*(?:,\s*\d+\s+U\.\s?S\.\s+\d+)?\s*(?:\(\d{{4}}\))?"
+# Words that open a sentence as "In ..., the Court" without naming a case.
+_NOT_A_CASE = (r"(?:Addition|Short|Sum|Conclusion|Particular|Response|Contrast|Doing|Reaching|So|Any|Either|Both|"
+               r"Light|Turn|Part|General|Fact|Effect|Other|Order|Dissent|Writing|Holding|Practice|Essence|Summary|"
+               r"This|That|These|Those|Its|His|Her|Their|Our|Each|Every|Such|Deciding|Ruling|Applying)\b")
+_ANOTHER_DECISION = re.compile(
+    rf"(?:^\s*(?:Conclusion:\s*)?In\s+(?!{_NOT_A_CASE})(?P<a>{_CASE})\s*,\s+(?:the\s+(?:Supreme\s+)?Court|we|this\s+"
+    rf"Court|the\s+majority|it|the\s+justices)\b|\bthe\s+Court\s+in\s+(?P<b>{_CASE})\s|"
+    rf"(?P<c>{_NAME}\s+v\.?\s+{_NAME})\s*(?:,\s*\d+\s+U\.\s?S\.\s+\d+)?\s*(?:\(\d{{4}}\))?\s*(?:\w+ly\s+)?$)")
+# A gerund that opens its clause and a verb after its case: "Overruling Booth would be a mistake" is no act.
+_OPENS = re.compile(r"(?:^|[:;(]|\bthat|\bwhether|\bbecause)\s*$", re.I)
+_VERB_AFTER = re.compile(r"\s*(?:\([^()]*\)\s*)?(?:,[^,]{0,60},)?\s*(?:would|could|might|may|should|will|is|was|"
+                         r"were|are)\b", re.I)
 
 
-def turn(cue: Cue, before: str, cue_text: str, after: str, lead: str = "") -> str | None:
-    """What a cue says once its surroundings are read. `before`: for an `after` cue, its clause up to the cue; for
-    a `before` cue, the words between its case and the cue, `lead` the words before its case ("the State argued
-    that [Booth was wrongly decided]") and `after` the rest of its sentence. Declining to overrule is following;
-    what someone else said, asked or wished, or what another decision did, is no treatment by this one."""
+def another_decision(before: str, title: str) -> bool:
+    """Whether the clause `before` an `after` cue makes the act another decision's (not the one titled `title`)."""
+    m = _ANOTHER_DECISION.search(before)
+    if m is None:
+        return False
+    name = m.group("a") or m.group("b") or m.group("c")
+    own = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", title)}
+    return not any(w.lower() in own for w in re.findall(r"[A-Za-z]{3,}", name.split(" v")[0]))
+
+
+def turn(cue: Cue, before: str, cue_text: str, after: str, lead: str = "", rest: str = "", title: str = ""
+         ) -> str | None:
+    """What a cue says once its surroundings are read. `before`: for an `after` cue, its sentence up to the cue,
+    `after` the words up to its case and `rest` the sentence after the case; for a `before` cue, the words between
+    its case and the cue, `lead` the words before its case ("the State argued that [Booth was wrongly decided]") and
+    `after` the rest of its sentence. `title`: the citing decision's. Declining to overrule is following; what
+    someone else said, asked or wished, or what another decision or court did, is no treatment by this one."""
     if _BY_ANOTHER.match(after):
         return None
     if cue.side == "before":
         if _FIRM.search(cue_text) or _COURT_HELD.search(lead):
             before, cue_text = _DUTY.sub("", before), _DUTY.sub("", cue_text)
-        someone_else = (_SOMEONE_ELSE.search(before) or _SOMEONE_ELSE.search(lead) or _SAID_THAT.search(lead)
+        clause = lead[m.end():] if (m := _CLAUSE.match(lead)) else lead
+        someone_else = (_SOMEONE_ELSE.search(before) or _SOMEONE_ELSE.search(clause) or _SAID_THAT.search(lead)
                         or _SEPARATE_OPINION.match(after))
         return None if _MODAL.search(before + " " + cue_text) or someone_else else cue.treatment
     if _DECLINED.search(before):
-        return "follows" if cue.treatment in ("overrules", "abrogates") else None
-    if _SOMEONE_ELSE.search(before):
+        return "follows" if cue.treatment in RED else None
+    if _SOMEONE_ELSE.search(before) or _LOWER_COURT.search(before):
+        return None
+    if cue.treatment in RED and (_HISTORY.search(before) or another_decision(before, title)):
+        return None
+    if cue_text.lower().endswith("ing") and _OPENS.search(before) and _VERB_AFTER.match(rest):
         return None
     return cue.treatment

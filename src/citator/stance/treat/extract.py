@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from citator.data.records import Document
-from citator.stance.treat.cues import CUES, OBJECT, Cue, governs, subject_of, turn
+from citator.stance.treat.cues import CUES, ENDING, OBJECT, Cue, governs, subject_of, turn
 from citator.stance.treat.affected import Earlier, again
 from citator.stance.treat.matcher import CaseNames
 from citator.stance.treat.names import WordCounts, tokenize
@@ -26,13 +26,15 @@ from citator.stance.treat.voice import court_sentences
 _ANY_CUE = re.compile("|".join(f"(?:{c.pattern.pattern})" for c in CUES), re.I)
 # Between cases that one cue governs together: "Booth v. Maryland and South Carolina v. Gathers", "Austin ... and
 # portions of McConnell v. FEC".
-_AND = re.compile(r"\s*(?:\([^()]{0,40}\))?\s*(?:,\s*|\s+)(?:and\s+|or\s+|as\s+well\s+as\s+)?"
-                  r"(?:(?:portions|parts?)\s+of\s+)?"
-                  r"(?:the\s+)?$", re.I)
+# Also a title's closing abbreviation, "supra", a relative clause ("Roe v. Wade, which held ..., and Casey"), and
+# the short name before a bare citation ("Booth, 482 U.S. 496, and Gathers, 490 U.S. 805").
+_AND = re.compile(ENDING + r"\.?\s*(?:\([^()]{0,40}\))?\s*(?:,?\s*supra\b)?\s*(?:,\s*(?:which|that)\s+[^.;]{0,160}?)?"
+                  r"(?:,\s*|\s+)(?:and\s+|or\s+|as\s+well\s+as\s+)?(?:(?:the\s+)?(?:portions?|parts?)\s+of\s+)?"
+                  r"(?:the\s+)?(?:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3},\s+)?$", re.I)
 # After a case name: its reporter citation or year, as in "Brown v. United States, 359 U.S. 41 (1959)".
-_CITE_GAP = re.compile(r"[\s,]*\(?\s*$")
+_CITE_GAP = re.compile(ENDING + r"\.?[\s,]*\(?\s*$")
 # A name followed by what a party has: "Nixon's claim", "the EPA's argument", "North Carolina's reading of".
-_PARTY = re.compile(r"['’]s?\s+(?:\w+\s+){0,2}?(?:arguments?|claims?|contentions?|objections?|motions?|requests?|"
+_PARTY = re.compile(r"(?:['’]s?)?\s+(?:\w+\s+){0,2}?(?:arguments?|claims?|contentions?|objections?|motions?|requests?|"
                     r"positions?|assertions?|petitions?|appeals?|counsel|attorneys?|lawyers?|interpretation|reading|"
                     r"brief|suit|complaint|conviction|sentence)\b", re.I)
 _YEAR_AFTER = re.compile(r"[\s,]*\((?:[^()]{0,30}\s)?(\d{4})\)")
@@ -107,7 +109,7 @@ def _document_rows(doc: Document, corpus: _Corpus) -> list[Treatment]:
     rows: list[Treatment] = []
     for a, b in spans:
         mentions = _mentions(doc, corpus, hits, a, b)
-        for mention, treatment in _links(text, a, b, mentions):
+        for mention, treatment in _links(text, a, b, mentions, doc.title):
             for cited in mention.doc_ids:
                 rows.append(Treatment(doc.doc_id, cited, treatment, text[a:b], a, b, mention.found_by,
                                       text[mention.start:mention.end]))
@@ -121,7 +123,9 @@ def _mentions(doc: Document, corpus: _Corpus, hits: list, a: int, b: int) -> lis
     out: list[_Mention] = []
     used: set[int] = set()
     for hit in (h for h in hits if a <= h.start and h.end <= b):
-        if _PARTY.match(text, hit.end) or (not hit.full and corpus.names.is_party(text[hit.start:hit.end], doc.title)):
+        possessive = text[hit.end - 2:hit.end] in ("'s", "’s") or text[hit.end:hit.end + 1] in ("'", "’")
+        if (possessive and _PARTY.match(text, hit.end)) or (not hit.full and
+                                                           corpus.names.is_party(text[hit.start:hit.end], doc.title)):
             continue  # "Osborn's arguments", or "Osborn" in Osborn v. Haley: a party, not a case
         start, end, ids, found_by = hit.start, hit.end, hit.doc_ids, "name"
         for k, (cs, ce, cited) in enumerate(cites):
@@ -156,7 +160,7 @@ def _resolve(citing: str, ids: tuple[str, ...], corpus: _Corpus, year: int | Non
     return tuple(left) if len(left) == 1 else ()
 
 
-def _links(text: str, a: int, b: int, mentions: list[_Mention]) -> list[tuple[_Mention, str]]:
+def _links(text: str, a: int, b: int, mentions: list[_Mention], title: str) -> list[tuple[_Mention, str]]:
     """Each mention with the treatment its strongest cue in the sentence gives it."""
     found = [(m, cue) for cue in CUES for m in cue.pattern.finditer(text, a, b)]
     # A cue inside a longer one ("overturned" in "in effect overturned") is the longer one's.
@@ -165,7 +169,7 @@ def _links(text: str, a: int, b: int, mentions: list[_Mention]) -> list[tuple[_M
                         m.end() - m.start() for o, _ in found)]
     best: dict[int, str] = {}
     for m, cue in found:
-        for k, treatment in _governed(text, (a, b), m, cue, mentions):
+        for k, treatment in _governed(text, (a, b), m, cue, mentions, title):
             if k not in best or _PRIORITY[treatment] < _PRIORITY[best[k]]:
                 best[k] = treatment
     return [(mentions[k], t) for k, t in sorted(best.items())]
@@ -191,31 +195,41 @@ def _named_before(text: str, m: re.Match[str], mentions: list[_Mention]) -> int 
     return None
 
 
-def _governed(text: str, sentence: tuple[int, int], m: re.Match[str], cue: Cue, mentions: list[_Mention]
-              ) -> list[tuple[int, str]]:
-    """The mentions (by index) that cue match `m`, in the sentence text[a:b], governs, with what it says of them."""
+# Between a case and an `after` cue it is the subject of: "Chimel v. California (1969) overruled Rabinowitz".
+_ACTOR_GAP = re.compile(r"\s*(?:\([^()]{0,40}\))?\s*(?:\w+ly\s+)?")
+
+
+def _governed(text: str, sentence: tuple[int, int], m: re.Match[str], cue: Cue, mentions: list[_Mention],
+              title: str) -> list[tuple[int, str]]:
+    """The mentions (by index) that cue match `m`, in the sentence text[a:b] of the decision titled `title`,
+    governs, with what it says of them."""
     a, b = sentence
     if cue.side == "after":
+        before = text[a:m.start()]
+        if cue.treatment in RED and any(x.end <= m.start() and _ACTOR_GAP.fullmatch(text, x.end, m.start())
+                                        for x in mentions):
+            return []  # another decision's act: "Chimel v. California overruled ..."
         k = next((i for i, x in enumerate(mentions) if x.start >= m.end()), None)
         if k is None or not OBJECT.fullmatch(text, m.end(), mentions[k].start):
             back = _named_before(text, m, mentions)
-            said = None if back is None else turn(cue, text[max(a, m.start() - 60):m.start()], m.group(), "")
+            said = None if back is None else turn(cue, before, m.group(), "", title=title)
             return [(back, said)] if back is not None and said else []
-        said = turn(cue, text[max(a, m.start() - 60):m.start()], m.group(), text[m.end():mentions[k].start])
         ks = [k]
         while ks[-1] + 1 < len(mentions) and _AND.fullmatch(text, mentions[ks[-1]].end, mentions[ks[-1] + 1].start):
             ks.append(ks[-1] + 1)
+        said = turn(cue, before, m.group(), text[m.end():mentions[k].start], rest=text[mentions[ks[-1]].end:b],
+                    title=title)
     else:
         k = next((i for i in range(len(mentions) - 1, -1, -1) if mentions[i].end <= m.start()), None)
         if k is None:
             return []
         gap = text[mentions[k].end:m.start()]
         free = re.search(r"cases|decisions", m.group(), re.I) and len(gap) <= 150
-        lead = text[max(a, mentions[k].start - 120):mentions[k].start]
-        if not (subject_of(gap, lead) or free) or not governs(cue, lead[-20:]):
-            return []
-        said = turn(cue, gap, m.group(), text[m.end():b], lead)
         ks = [k]
         while ks[0] > 0 and _AND.fullmatch(text, mentions[ks[0] - 1].end, mentions[ks[0]].start):
             ks.insert(0, ks[0] - 1)
+        lead = text[max(a, mentions[ks[0]].start - 120):mentions[ks[0]].start]
+        if not (subject_of(gap, lead) or free) or not governs(cue, lead):
+            return []
+        said = turn(cue, gap, m.group(), text[m.end():b], lead)
     return [(k, said) for k in ks] if said else []

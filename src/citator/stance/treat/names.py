@@ -23,7 +23,17 @@ _FOLD = {
     "department": "dept", "dep't": "dept", "dep’t": "dept", "district": "dist", "education": "ed",
     "federal": "fed", "government": "govt", "incorporated": "inc", "international": "intl",
     "national": "natl", "county": "cty", "university": "univ", "usa": "us", "mount": "mt", "saint": "st",
-    "authority": "auth", "brothers": "bros", "okla": "oklahoma", "vs": "v", "versus": "v",
+    "authority": "auth", "brothers": "bros", "vs": "v", "versus": "v",
+    # States as Bluebook T10 abbreviates them in case names ("Planned Parenthood of Southeastern Pa. v. Casey"); not
+    # those that are everyday words ("Me.", "Or.", "La.", "Miss.", "Del.", "Mo.", "Ind.").
+    **{short: state for state, shorts in (
+        ("alabama", "ala"), ("arizona", "ariz"), ("arkansas", "ark"), ("california", "cal calif"), ("colorado", "colo"),
+        ("connecticut", "conn"), ("florida", "fla"), ("georgia", "ga"), ("illinois", "ill"), ("kansas", "kan kans"),
+        ("kentucky", "ky"), ("maryland", "md"), ("massachusetts", "mass"), ("michigan", "mich"), ("minnesota", "minn"),
+        ("montana", "mont"), ("nebraska", "neb"), ("nevada", "nev"), ("oklahoma", "okla"), ("pennsylvania", "pa"),
+        ("tennessee", "tenn"), ("texas", "tex"), ("vermont", "vt"), ("virginia", "va"), ("washington", "wash"),
+        ("wisconsin", "wis"), ("wyoming", "wyo"),
+    ) for short in shorts.split()},
 }
 # Words that join a name's parts and say nothing about which case it is.
 _JOINERS = frozenset({"of", "the", "and", "for", "in", "on", "at", "by", "to", "a", "an", "ex", "rel", "et", "al"})
