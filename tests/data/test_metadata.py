@@ -10,7 +10,7 @@ import pytest
 
 from citator.data.corpus import read_corpus
 from citator.data.filters import Filter, check_keys, matches_all, parse_filter, parse_filters
-from citator.data.metadata import read_side_metadata, short_citation
+from citator.data.metadata import document_metadata, read_side_metadata, short_citation
 from citator.data.records import Document
 from citator.errors import CorpusError, FilterError, MetadataError
 
@@ -44,6 +44,15 @@ def test_a_side_file_is_read_whole_and_null_means_absent(tmp_path: Path) -> None
     ({"doc_id": "a", "citation": 500}, "citation", "expected a string"),
     ({"doc_id": "a", "n": 1e400}, "n", ""),
     ({"citation": "1 U.S. 1"}, "doc_id", "missing field"),
+    # a document's own fields, keys no filter could name, overlong values, a docket that is no docket number
+    ({"doc_id": "a", "text": "replaced"}, "text", "the document's own field"),
+    ({"doc_id": "a", "title": "Other v. Title"}, "title", "the document's own field"),
+    ({"doc_id": "a", "majority vote": 5}, "majority vote", "what --filter names"),
+    ({"doc_id": "a", "a<=b": "x"}, "a<=b", "what --filter names"),
+    ({"doc_id": "a", "x\u001b[31m": "x"}, "x\u001b[31m", "what --filter names"),
+    ({"doc_id": "a", "notes": "n" * 2001}, "notes", "longer than 2000"),
+    ({"doc_id": "a", "docket": 1.5}, "docket", "whole number"),
+    ({"doc_id": "a", "docket": -3}, "docket", "whole number"),
 ])
 def test_a_bad_value_is_one_line_naming_file_line_and_field(tmp_path: Path, row: dict, field: str, says: str) -> None:
     path = _lines(tmp_path / "meta.jsonl", {"doc_id": "ok"}, json.dumps(row).replace("Infinity", "1e400"))
@@ -62,8 +71,10 @@ def test_duplicate_and_unknown_doc_ids_are_refused(tmp_path: Path) -> None:
 
 
 def test_a_corpus_records_named_keys_are_checked_and_other_extras_kept(tmp_path: Path) -> None:
-    good = {"doc_id": "a", "title": "T", "text": "x", "date": "1991-05-30", "tags": ["kept", "as", "extra"]}
-    assert read_corpus(_lines(tmp_path / "corpus.jsonl", good))[0].extra["tags"] == ["kept", "as", "extra"]
+    good = {"doc_id": "a", "title": "T", "text": "x", "date": "1991-05-30", "tags": ["kept", "as", "extra"],
+            "case name": "kept, but no filter could name it"}
+    (doc,) = read_corpus(_lines(tmp_path / "corpus.jsonl", good))
+    assert doc.extra["tags"] == ["kept", "as", "extra"] and document_metadata(doc) == {"date": "1991-05-30"}
     bad = {**good, "doc_id": "b", "date": "May 30, 1991"}
     with pytest.raises(CorpusError, match=r'corpus.jsonl line 2 field "date": .* is not an ISO date'):
         read_corpus(_lines(tmp_path / "corpus.jsonl", good, bad))
@@ -103,7 +114,20 @@ def test_filters_compare_dates_numbers_and_text(text: str, meta: dict, expected:
     assert matches_all(parse_filters([text]), meta) is expected
 
 
-@pytest.mark.parametrize("text", ["date", "date>=", "=5", "date>1991", "date=May 1991", "a" * 400, "court~x"])
+def test_whole_numbers_compare_exactly_and_only_ascii_numbers_are_numbers() -> None:
+    assert matches_all(parse_filters(["n=9007199254740993"]), {"n": 9007199254740993})
+    assert not matches_all(parse_filters(["n=9007199254740993"]), {"n": 9007199254740992})
+    big = 123456789012345678901234567890
+    assert matches_all(parse_filters([f"x={big}"]), {"x": big}) and not matches_all(parse_filters([f"x!={big}"]),
+                                                                                     {"x": big})
+    assert matches_all(parse_filters(["n<1.5e1"]), {"n": 7}) and matches_all(parse_filters(["n>-.5"]), {"n": 0})
+    # Python's float() reads "1_0" and an Arabic-Indic seven as numbers; a filter compares them as text
+    assert not matches_all(parse_filters(["n=1_0"]), {"n": 10}) and not matches_all(parse_filters(["n=\u0667"]),
+                                                                                    {"n": 7})
+
+
+@pytest.mark.parametrize("text", ["date", "date>=", "=5", "date>1991", "date=May 1991", "a" * 400, "court~x",
+                                  "majority_vote < =5", "n>=>3", "n<1e999"])
 def test_a_malformed_filter_is_one_line(text: str) -> None:
     with pytest.raises(FilterError) as raised:
         parse_filter(text)

@@ -61,11 +61,17 @@ class Filter:
         return OPS[self.op](value, mine) if mine is not None else OPS[self.op](text, self.value)
 
 
-def _number(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
+# A number as written in ASCII: "1_0", "٧" and "inf" are text. A whole number stays an int, compared exactly.
+_NUMBER = re.compile(r"[+-]?(?:(\d+)|\d+\.\d*|\.\d+|\d+(?:\.\d*)?[eE][+-]?\d+|\.\d+[eE][+-]?\d+)", re.ASCII)
+
+
+def _number(text: str) -> int | float | None:
+    found = _NUMBER.fullmatch(text)
+    if found is None:
         return None
+    if found.group(1) is not None:
+        return int(text)
+    value = float(text)
     return value if finite_number(value) else None
 
 
@@ -81,6 +87,11 @@ def parse_filter(text: object) -> Filter:
         raise FilterError(f"filter {shown!r} is not \"KEY OP VALUE\" with OP one of {' '.join(sorted(OPS))} "
                           "(e.g. \"date>=1980-01-01\", \"court=Supreme Court of the United States\")")
     key, op, value = found.groups()
+    if value[0] in "<>=!":
+        raise FilterError(f"filter {shown!r}: the value starts with {value[0]!r}; write OP once, as one of "
+                          f"{' '.join(sorted(OPS))}")
+    if _NUMBER.fullmatch(value) and _number(value) is None:
+        raise FilterError(f"filter {shown!r}: {value[:40]!r} is a number too large to compare")
     if key == "date" and iso_date(value) is None:
         raise FilterError(f"filter {shown!r}: date compares ISO dates; write the value as YYYY-MM-DD")
     return Filter(key, op, value)

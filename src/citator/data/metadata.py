@@ -49,8 +49,10 @@ def check_value(key: str, value: Any, where: tuple[str | Path, int]) -> Scalar |
         raise MetadataError(path, line, f"expected a string, got {type(value).__name__}", field=key)
     if isinstance(value, (int, float)) and not finite_number(value):
         raise MetadataError(path, line, "expected a finite number", field=key)
+    if key == "docket" and isinstance(value, (int, float)) and not (float(value).is_integer() and value >= 0):
+        raise MetadataError(path, line, "a docket is text or a whole number", field=key)
     if isinstance(value, str):
-        if not encodable(value) or (key in NAMED and len(value) > MAX_VALUE_CHARS):
+        if not encodable(value) or len(value) > MAX_VALUE_CHARS:
             raise MetadataError(path, line, "holds a lone UTF-16 surrogate escape" if not encodable(value)
                                 else f"longer than {MAX_VALUE_CHARS} characters", field=key)
         if key == "date" and iso_date(value) is None:
@@ -66,19 +68,35 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _checked_key(key: str, where: tuple[str | Path, int]) -> str:
-    if not key.strip() or not encodable(key) or len(key) > 100:
-        raise MetadataError(where[0], where[1], "a metadata key is 1-100 characters of text", field=key[:40])
+# A key is what `--filter "KEY OP VALUE"` names: no space, no operator character, no control character.
+_KEY = re.compile(r"[^\W\d][\w.:/-]{0,99}")
+# A document's own fields: metadata never replaces them.
+_OWN_FIELDS = ("doc_id", "title", "text")
+
+
+def is_key(key: str) -> bool:
+    """Whether `key` can be a metadata key (a name a filter can give)."""
+    return bool(_KEY.fullmatch(key)) and encodable(key) and key not in _OWN_FIELDS
+
+
+def check_key(key: str, where: tuple[str | Path, int]) -> str:
+    """`key` as a metadata key, or MetadataError naming file, line and field."""
+    if key in _OWN_FIELDS:
+        raise MetadataError(where[0], where[1], f"{key!r} is the document's own field, not metadata", field=key)
+    if not is_key(key):
+        raise MetadataError(where[0], where[1], "a metadata key is a name of 1-100 letters, digits or _ . : / -, "
+                            "starting with a letter or _ (it is what --filter names)", field=key[:40])
     return key
 
 
 def from_record(extra: Mapping[str, Any], where: tuple[str | Path, int]) -> dict[str, Scalar]:
     """The metadata of a corpus record's extra keys: the named keys checked, other strings and numbers kept; other
-    extra values (lists, objects) are no metadata and stay only in the document's copy."""
+    extra values (lists, objects) and keys no filter could name ("case name") are no metadata and stay only in the
+    document's copy."""
     out: dict[str, Scalar] = {}
     for key, value in extra.items():
-        if key in NAMED or (isinstance(value, (str, int, float)) and not isinstance(value, bool)):
-            checked = check_value(_checked_key(key, where), value, where)
+        if key in NAMED or (_scalar(value) and is_key(key)):
+            checked = check_value(check_key(key, where), value, where)
             if checked is not None:
                 out[key] = checked
     return out
@@ -115,7 +133,7 @@ def read_side_metadata(path: str | Path) -> SideMetadata:
         doc_id = require_unique_str(obj, "doc_id", seen, path, line, MetadataError)
         row: dict[str, Scalar] = {}
         for key, value in obj.items():
-            if key != "doc_id" and (checked := check_value(_checked_key(key, (path, line)), value,
+            if key != "doc_id" and (checked := check_value(check_key(key, (path, line)), value,
                                                            (path, line))) is not None:
                 row[key] = checked
         rows[doc_id] = row
@@ -124,8 +142,18 @@ def read_side_metadata(path: str | Path) -> SideMetadata:
 
 def document_metadata(doc: Document) -> dict[str, Scalar]:
     """The metadata a document carries in its extra keys (as `from_record` kept them)."""
-    return {k: v for k, v in doc.extra.items()
-            if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+    return {k: v for k, v in doc.extra.items() if _scalar(v) and is_key(k)}
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def with_metadata(doc: Document, metadata: Metadata) -> Document:
+    """`doc` carrying `metadata` (an index's checked table row) in place of the metadata its stored copy has: what
+    is shown is what was validated."""
+    return Document(doc.doc_id, doc.title, doc.text,
+                    {**{k: v for k, v in doc.extra.items() if not (_scalar(v) and is_key(k))}, **metadata})
 
 
 # Month abbreviations of a legal citation's date ("June 6, 2005", "Sept. 30, 2010").

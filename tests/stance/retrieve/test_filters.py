@@ -6,6 +6,7 @@ there are exactly those (no filtered-out document, no score-0 filler); three sha
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -135,6 +136,45 @@ def test_the_metadata_table_is_checked_as_the_index_opens(metadata_index: Path, 
     table.write_text(json.dumps(rows))
     with pytest.raises(IndexDirError):
         StanceSearcher(copy)
+
+
+def _resealed_table(metadata_index: Path, tmp_path: Path, edit: Callable[[list[dict]], None]) -> Path:
+    """A copy of the index whose metadata table `edit` changed, its manifest's file table re-recorded to match
+    (as a careless tool or a hand edit would)."""
+    import shutil
+
+    from citator.stance.retrieve.index_files import record_files
+
+    copy = tmp_path / "index"
+    shutil.copytree(metadata_index, copy, ignore=shutil.ignore_patterns("service"))
+    table = open_folder(copy).path(METADATA)
+    rows = json.loads(table.read_text())
+    edit(rows)
+    table.write_text(json.dumps(rows))
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"] = record_files(copy / manifest["data_dir"])
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    return copy
+
+
+def test_what_a_hit_shows_of_its_metadata_is_the_checked_tables(metadata_index: Path, tmp_path: Path) -> None:
+    def move(rows: list[dict]) -> None:
+        for row in rows:
+            row["court"] = "Court of Somewhere Else"
+
+    index = StanceIndex.open(_resealed_table(metadata_index, tmp_path, move))
+    hit = index.search("A grant of land is a contract.", "all", 1)[0]
+    assert hit.metadata["court"] == "Court of Somewhere Else"
+    assert index.document(hit.doc_id).extra["court"] == "Court of Somewhere Else"
+
+
+@pytest.mark.parametrize("key", ["\ud800", "x\u001b[31m", "", "a\nb", "text"])
+def test_a_metadata_key_is_checked_as_it_is_read_back(metadata_index: Path, tmp_path: Path, key: str) -> None:
+    def plant(rows: list[dict]) -> None:
+        rows[0][key] = "b"
+
+    with pytest.raises(IndexDirError, match="unreadable metadata"):
+        StanceSearcher(_resealed_table(metadata_index, tmp_path, plant))
 
 
 def test_search_and_brief_take_filters_on_the_command_line(metadata_index: Path, metadata_set: dict[str, Path],

@@ -74,6 +74,8 @@ def test_a_users_file_needs_only_the_pair_and_the_treatment(tmp_path: Path) -> N
     ({"citing_doc_id": "c", "treatment": "follows"}, "cited_doc_id"),
     ({"citing_doc_id": "c", "cited_doc_id": "nowhere", "treatment": "follows"}, "cited_doc_id"),
     ({"citing_doc_id": "c", "cited_doc_id": "b", "treatment": "follows", "passage": 7}, "passage"),
+    ({"citing_doc_id": "c", "cited_doc_id": "b", "treatment": "follows", "passage": "p" * 2001}, "passage"),
+    ({"citing_doc_id": "c", "cited_doc_id": "b", "treatment": "follows", "cited_as": "B" * 301}, "cited_as"),
 ])
 def test_a_users_bad_row_is_refused_like_any_other(tmp_path: Path, obj: dict, field: str) -> None:
     with pytest.raises(TreatmentError) as err:

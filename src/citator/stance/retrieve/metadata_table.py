@@ -19,7 +19,7 @@ import numpy as np
 
 from citator.data.filters import DATE, NUMBER, OPS, TEXT, Filter, check_keys, typed
 from citator.data.jsonl import loads
-from citator.data.metadata import Metadata, Scalar, check_value, document_metadata
+from citator.data.metadata import Metadata, Scalar, check_key, check_value, document_metadata
 from citator.data.records import Document
 from citator.errors import IndexDirError, MetadataError
 from citator.stance.retrieve.layout import METADATA
@@ -35,7 +35,7 @@ def write_metadata(directory: Path, docs: Sequence[Document]) -> None:
 def _row(raw: dict[str, Any], where: tuple[Path, int]) -> Metadata:
     row: dict[str, Scalar] = {}
     for key, value in raw.items():
-        if (checked := check_value(key, value, where)) is not None:
+        if (checked := check_value(check_key(key, where), value, where)) is not None:
             row[key] = checked
     return MappingProxyType(row)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from citator.data.filters import Filter
+from citator.data.metadata import with_metadata
 from citator.data.queries import cut_for_search
 from citator.data.records import Document, Query, ResultLine, ScoredDoc
 from citator.engines import dense as dense_module
@@ -205,9 +206,13 @@ class StanceSearcher:
 
     def document(self, position: int) -> Document:
         """The document at `position` of the corpus, from the index's own copy."""
-        doc = self.documents.get(position)
+        doc = self._shown(position)
         self.check_unchanged()
         return doc
+
+    def _shown(self, position: int) -> Document:
+        """The stored document with the metadata the checked table holds for it (what a reader sees)."""
+        return with_metadata(self.documents.get(position), self.metadata.get(position))
 
     def dense_maxp(self, vectors: np.ndarray) -> np.ndarray:
         """MaxP of query vectors against the passage vectors (base or fine-tuned queries search the same ones)."""
@@ -388,7 +393,7 @@ class StanceSearcher:
             places = [self.positions[found.doc_id] for found in line.results]
             explanations = explain(self, view, places)
             counts = count_above(view.signals, {n: [e.signals[n] for e in explanations] for n in view.signals})
-            out.append([Explained(found, self.documents.get(p), e, {n: 1 + counts[n][i] for n in e.signals})
+            out.append([Explained(found, self._shown(p), e, {n: 1 + counts[n][i] for n in e.signals})
                         for i, (found, p, e) in enumerate(zip(line.results, places, explanations))])
         self.check_unchanged()
         return out

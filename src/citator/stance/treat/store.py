@@ -121,6 +121,10 @@ def _row(path: Path, line: int, obj: dict[str, Any]) -> Treatment:
                      require_str(obj, "cited_as", path, line, TreatmentError, nonempty=False))
 
 
+# A user's reason is a passage, not a document: every brief and page prints it.
+_USER_CHARS = {"passage": 2000, "cited_as": 300}
+
+
 def _user_row(path: Path, line: int, obj: dict[str, Any]) -> Treatment:
     _unknown(path, line, obj)
     for name in _REQUIRED_BY_USER:
@@ -134,6 +138,9 @@ def _user_row(path: Path, line: int, obj: dict[str, Any]) -> Treatment:
     optional = {name: "" if obj.get(name) is None else require_str(obj, name, path, line, TreatmentError,
                                                                    nonempty=False)
                 for name in ("passage", "cited_as")}
+    for name, most in _USER_CHARS.items():
+        if len(optional[name]) > most:
+            raise TreatmentError(path, line, f"longer than {most} characters", field=name)
     return Treatment(require_str(obj, "citing_doc_id", path, line, TreatmentError),
                      require_str(obj, "cited_doc_id", path, line, TreatmentError), _treatment(path, line, obj),
                      optional["passage"], None, None, "user", optional["cited_as"])
