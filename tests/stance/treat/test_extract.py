@@ -164,6 +164,8 @@ def test_lists_supra_abbreviated_titles_and_the_classic_formulas() -> None:
                 "overruled.") == {("roe", "overrules"), ("casey", "overrules")}
     assert rows("The Court overruled Terry v. Ohio and the part of McConnell v. FEC that upheld the limits.") \
         == {("terry", "overrules"), ("mcconnell", "overrules")}
+    assert rows("Terry v. Ohio, 392 U.S. 1 (1968), is overruled, as is the portion of McConnell v. FEC that upheld "
+                "the limits.") == {("terry", "overrules"), ("mcconnell", "overrules")}
     for said, case, treatment in (
             ("Our conclusion is that Ohio v. Roberts, supra, should be, and it is, overruled.", "roberts", "overrules"),
             ("Roe v. Wade is overruled by today's decision.", "roe", "overrules"),
@@ -180,7 +182,11 @@ def test_lists_supra_abbreviated_titles_and_the_classic_formulas() -> None:
             ("Terry v. Ohio has proved unworkable and is abandoned.", "terry", "abrogates"),
             ("The later cases have called into question the continuing vitality of Terry v. Ohio.", "terry",
              "questions"),
-            ("Unlike in Terry v. Ohio, the officers here had no reason to fear a weapon.", "terry", "distinguishes")):
+            ("Unlike in Terry v. Ohio, the officers here had no reason to fear a weapon.", "terry", "distinguishes"),
+            ("The decision in Terry v. Ohio was a departure from principle, and Terry is, accordingly, overruled.",
+             "terry", "overrules"),
+            ("Booth v. Maryland, decided only two years ago, can no longer stand.", "booth", "abrogates"),
+            ("Ohio v. Roberts, 448 U.S. 56 (1980), has long been discredited.", "roberts", "abrogates")):
         assert rows(said) == {(case, treatment)}, said
 
 
@@ -201,6 +207,21 @@ def test_another_decisions_act_told_as_history_is_not_this_ones() -> None:
                  "Even were we to conclude that Terry v. Ohio was wrongly decided, stare decisis would counsel "
                  "adherence.",
                  "The United States, as amicus curiae, urges us to repudiate Roe v. Wade.",
+                 # from a second outside reviewer's set: told history in a clause, a parenthetical or a debate
+                 "Relying on Chimel v. California, which overruled United States v. Rabinowitz, the Court struck "
+                 "down the search.",
+                 "Under the rule of Chimel, under which United States v. Rabinowitz was overruled, the search fails.",
+                 "Cf. Chimel v. California, 395 U.S. 752 (1969) (overruling United States v. Rabinowitz, 339 U.S. 56 "
+                 "(1950)).",
+                 "Chimel v. California, 395 U.S. 752 (1969), overruled United States v. Rabinowitz.",
+                 "Booth v. Maryland was overruled, of course, by a later decision.",
+                 "The Rabinowitz rule was abandoned shortly afterward.",
+                 "Respondent argues that South Carolina v. Gathers abrogated Booth v. Maryland only in part.",
+                 "Respondents ask us to hold that Roe v. Wade is no longer good law, but we decline.",
+                 "Scholars have long debated whether Chimel v. California rightly repudiated United States v. "
+                 "Rabinowitz.",
+                 "Chimel v. California is often described as overruling United States v. Rabinowitz.",
+                 "The agency abandoned Chevron deference in its brief.",
                  "We apply Terry v. Ohio.\n\nDissenting opinion\n\nThe majority today overrules Booth v. Maryland."):
         assert {t for _, t in rows(said)} <= {"follows"}, said
 

@@ -39,7 +39,7 @@ SUBJECT = re.compile(
     # a title's closing abbreviation ("..., Inc. is overruled") and "supra" stand between too
     rf"{ENDING}\.?\s*(?:\([^()]{{0,40}}\))?\s*(?:,?\s*supra\b)?\s*,?\s*(?:['’]s\s+)?(?:{_NOUNS}\s*)?"
     r"(?:and\s+(?:its|their)\s+progeny\s*)?"
-    r"(?:,\s*(?:which|that|where|in\s+which)\s+[^.;]{0,160}?,)?"
+    r"(?:,\s*(?:which|that|where|in\s+which|decided|announced|handed\s+down)\s+[^.;]{0,160}?,)?"
     r"\s*(?:(?:therefore|thus|now|hereby|expressly|explicitly|itself|also|then|must|should|ought\s+to)\s+)*$", re.I)
 # "To the extent that X held otherwise, it is overruled": the case is named in the clause, the pronoun is overruled.
 _EXTENT = re.compile(r"\b(?:to\s+the\s+extent(?:\s+that)?|insofar\s+as)\s+$", re.I)
@@ -69,11 +69,12 @@ def _cue(treatment: str, side: str, words: str, subject_only: bool = False) -> C
 
 
 # "is", "was clearly": not "was hardly", "was only".
-_BE = (r"(?:is|was|were|are|has\s+been|have\s+been|had\s+been|be|been)\s+"
-       r"(?:(?:hereby|now|thus|therefore|also)\s+|(?!(?:hardly|scarcely|barely|only|arguably|possibly|probably)\b)"
-       r"\w+ly\s+)?")
+_BE = (r"(?:is|was|were|are|(?:has|have|had)\s+(?:long\s+|since\s+|already\s+|now\s+)?been|be|been),?\s+"
+       r"(?:(?:hereby|now|thus|therefore|also|accordingly)\s+|(?!(?:hardly|scarcely|barely|only|arguably|possibly|"
+       r"probably)\b)\w+ly,?\s+)?")
 CUES: tuple[Cue, ...] = (
-    _cue("overrules", "after", r"overrul(?:ed|es|ing|e)|overturn(?:ed|s|ing)?|"
+    _cue("overrules", "after", r"(?:overruled|overturned),?\s+as\s+(?:is|are)|overrul(?:ed|es|ing|e)|"
+                               r"overturn(?:ed|s|ing)?|"
                                # "reversed" alone meets a lower court's judgment; the Court's own decision is named
                                r"revers(?:ed|es|ing)\s+(?:its|the\s+Court['’]s)\s+(?:own\s+)?"
                                r"(?:earlier|prior|previous|former)\s+(?:decisions?|holdings?|rulings?)\s+in"),
@@ -144,7 +145,7 @@ _SOMEONE_ELSE = re.compile(
     r"need\s+not|wish\w*|want\w*|dissent\w*|concur\w*|maintain\w*|insist\w*|assert\w*|conced\w*|suggest\w*|"
     r"told|against|nothing|neither|nor|were\s+(?:we|the\s+Court)|assum\w*|suppos\w*)\b[^.;:]{0,30}$", re.I)
 # Before a predicate's case, further back: "the State argued in its brief filed last spring that [X was wrong]".
-_SAID_THAT = re.compile(r"\b(?:argu|contend|urg|claim|assert|insist|maintain|conced|suggest|complain|told|"
+_SAID_THAT = re.compile(r"\b(?:argu|contend|urg|claim|assert|insist|maintain|conced|suggest|complain|told|ask|"
                         r"asked)\w*\b[^.;:]{0,90}\bthat\s+(?:the\s+)?$", re.I)
 # After a predicate, in the same sentence: "X was wrong, Justice Thomas wrote in dissent".
 _SEPARATE_OPINION = re.compile(r"^[^.;]*?,\s*[^.;,]{0,60}?\b(?:wrote|said|argued|contended|maintained|insisted|"
@@ -192,8 +193,8 @@ _DUTY = re.compile(r"\b(?:must|should|ought\s+to)\b", re.I)
 _CLAUSE = re.compile(r".*(?:,\s+and\s+(?:that\s+)?|;\s*)", re.S)
 # After a cue: someone else did it ("was overruled by Payne", "in Payne", "in 1991", "two years later"); "by
 # today's decision" is this one.
-_BY_ANOTHER = re.compile(r"\s+(?:by\b(?!\s+(?:today['’]s|this|our|the\s+present)\b)|in\s+(?:\d{4}|[A-Z])|"
-                         r"(?:(?:\w+\s+){0,2}later|subsequently|afterwards?)\b)")
+_BY_ANOTHER = re.compile(r"(?:,[^,.;]{0,30},)?\s+(?:by\b(?!\s+(?:today['’]s|this|our|the\s+present)\b)|in\s+(?:\d{4}|[A-Z])|"
+                         r"(?:(?:\w+\s+){0,2}(?:later|afterwards?)|subsequently)\b)")
 # Before an `after` cue, what makes the act another's or another time's: a lower court as its subject ("the
 # district court overruled Booth's objection"), a telling of history ("the Court has previously overruled"), or a
 # decision named as its actor ("In Chimel v. California, the Court overruled", "the Court in Crawford abandoned").
@@ -201,6 +202,19 @@ _LOWER_COURT = re.compile(r"\b(?:(?:district|trial|lower|appeals|appellate|circu
                           r"magistrate)\s+(?:court|judge)s?|Court\s+of\s+(?:Criminal\s+)?Appeals|(?:First|Second|"
                           r"Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|Eleventh|D\.\s?C\.|Federal)\s+Circuit|"
                           r"judge)(?:\s+(?:also|then|had|has|later|itself|\w+ly))*\s*$", re.I)
+# Someone besides the Court as the verb's subject ("the agency abandoned Chevron deference"); not Congress, whose
+# statute can abrogate a decision.
+_OTHER_ACTOR = re.compile(r"\b(?:agency|agencies|petitioners?|respondents?|government|parties|party|amicus|amici|"
+                          r"plaintiffs?|defendants?|counsel|prosecutors?|prosecution|commission|board|scholars|"
+                          r"commentators|critics)(?:\s+(?:also|then|had|has|have|\w+ly))*\s*$", re.I)
+# Reported speech, a debate or a description earlier in the clause: "Respondent argues that Payne ... abrogated
+# Booth", "scholars have debated whether Erie ... repudiated Swift", "Brown is often described as overruling Plessy".
+_REPORTED = re.compile(r"\b(?:(?:argu|contend|assert|insist|maintain|claim|suggest)\w*\s+that|(?:ask|urg|invit)\w*\s+"
+                       r"(?:us|the\s+Court)\s+to|whether|debat\w*|described\s+as|characteri[sz]ed\s+as|"
+                       r"regarded\s+as|understood\s+as|said\s+to\s+have)\b[^.;:]{0,120}$", re.I)
+# "the rule of Alleyne, under which Harris was overruled", and a citation's parenthetical "(overruling Bowers)".
+_WHICH_LEAD = re.compile(r"\b(?:under|by|in|with|after|through)\s+which\s+$", re.I)
+_PARENTHETICAL = re.compile(r"\(\s*$")
 _HISTORY = re.compile(r"\b(?:has|have|previously|already|once|long\s+ago|in\s+the\s+past|repeatedly|twice|since)\b"
                       r"[^.;:]{0,30}$", re.I)
 _NAME = r"[A-Z][\w.'’&-]*(?:\s+(?:of\s+|the\s+|and\s+|for\s+|&\s+)?[A-Z][\w.'’&-]*){0,6}"
@@ -212,7 +226,9 @@ _NOT_A_CASE = (r"(?:Addition|Short|Sum|Conclusion|Particular|Response|Contrast|D
 _ANOTHER_DECISION = re.compile(
     rf"(?:^\s*(?:Conclusion:\s*)?In\s+(?!{_NOT_A_CASE})(?P<a>{_CASE})\s*,\s+(?:the\s+(?:Supreme\s+)?Court|we|this\s+"
     rf"Court|the\s+majority|it|the\s+justices)\b|\bthe\s+Court\s+in\s+(?P<b>{_CASE})\s|"
-    rf"(?P<c>{_NAME}\s+v\.?\s+{_NAME})\s*(?:,\s*\d+\s+U\.\s?S\.\s+\d+)?\s*(?:\(\d{{4}}\))?\s*(?:\w+ly\s+)?$)")
+    rf"(?P<c>{_NAME}\s+v\.?\s+{_NAME})\s*(?:,\s*\d+\s+U\.\s?S\.\s+\d+)?\s*(?:\(\d{{4}}\))?\s*,?\s*(?:\w+ly\s+)?$|"
+    # "Mapp v. Ohio, which overruled Wolf": the relative clause's act is its antecedent's
+    rf"(?P<d>{_CASE})\s*,\s*(?:which|that)\s+(?:\w+ly\s+|also\s+|itself\s+)?$)")
 # A gerund that opens its clause and a verb after its case: "Overruling Booth would be a mistake" is no act.
 _OPENS = re.compile(r"(?:^|[:;(]|\bthat|\bwhether|\bbecause)\s*$", re.I)
 _VERB_AFTER = re.compile(r"\s*(?:\([^()]*\)\s*)?(?:,[^,]{0,60},)?\s*(?:would|could|might|may|should|will|is|was|"
@@ -224,7 +240,7 @@ def another_decision(before: str, title: str) -> bool:
     m = _ANOTHER_DECISION.search(before)
     if m is None:
         return False
-    name = m.group("a") or m.group("b") or m.group("c")
+    name = m.group("a") or m.group("b") or m.group("c") or m.group("d")
     own = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", title)}
     return not any(w.lower() in own for w in re.findall(r"[A-Za-z]{3,}", name.split(" v")[0]))
 
@@ -239,6 +255,8 @@ def turn(cue: Cue, before: str, cue_text: str, after: str, lead: str = "", rest:
     if _BY_ANOTHER.match(after):
         return None
     if cue.side == "before":
+        if cue.treatment in RED and _WHICH_LEAD.search(lead):
+            return None
         if _FIRM.search(cue_text) or _COURT_HELD.search(lead):
             before, cue_text = _DUTY.sub("", before), _DUTY.sub("", cue_text)
         clause = lead[m.end():] if (m := _CLAUSE.match(lead)) else lead
@@ -247,7 +265,9 @@ def turn(cue: Cue, before: str, cue_text: str, after: str, lead: str = "", rest:
         return None if _MODAL.search(before + " " + cue_text) or someone_else else cue.treatment
     if _DECLINED.search(before):
         return "follows" if cue.treatment in RED else None
-    if _SOMEONE_ELSE.search(before) or _LOWER_COURT.search(before):
+    if _SOMEONE_ELSE.search(before) or _LOWER_COURT.search(before) or _OTHER_ACTOR.search(before):
+        return None
+    if cue.treatment in RED and (_REPORTED.search(before) or _PARENTHETICAL.search(before)):
         return None
     if cue.treatment in RED and (_HISTORY.search(before) or another_decision(before, title)):
         return None
