@@ -165,6 +165,18 @@ def test_a_repeated_id_names_the_line_of_its_first_copy(tmp_path: Path) -> None:
         read_queries(_lines(tmp_path / "queries.jsonl", *rows))
 
 
+def test_a_key_given_twice_in_one_object_is_refused(tmp_path: Path) -> None:
+    # json keeps the last copy silently: {"doc_id": "d1", "doc_id": "d2"} would be read as d2 by us, d1 by another.
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"doc_id": "d0", "title": "T", "text": "x"}\n'
+                    '{"doc_id": "d1", "title": "T", "text": "x", "extra": {"a": 1, "a": 2}}\n')
+    with pytest.raises(CorpusError, match=r"corpus.jsonl line 2: malformed JSON: the key 'a' given twice"):
+        read_corpus(path)
+    path.write_text('{"doc_id": "d1", "doc_id": "d2", "title": "T", "text": "x"}\n')
+    with pytest.raises(CorpusError, match=r"line 1: malformed JSON: the key 'doc_id' given twice"):
+        read_corpus(path)
+
+
 def test_queries_keep_split_and_extra(tmp_path: Path) -> None:
     (q,) = read_queries(_lines(tmp_path / "queries.jsonl", Q))
     assert q.stance == "supported" and q.split == "dev" and q.extra["split"] == "dev"

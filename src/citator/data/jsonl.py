@@ -46,13 +46,30 @@ def _int(digits: str) -> int:
     return value
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # A key given twice is refused: json keeps the last silently, so one reader could see what another did not.
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(f"the key {key[:40]!r} given twice in one object")
+            seen.add(key)
+    return out
+
+
 # One decoder for every read (json.loads would build a new one per call when given parse_int).
-_DECODER = json.JSONDecoder(parse_int=_int)
+_DECODER = json.JSONDecoder(parse_int=_int, object_pairs_hook=_object)
 
 
 def loads(text: str | bytes) -> Any:
     """json.loads, with what it raises besides JSONDecodeError (nesting too deep for the parser, an integer longer
-    than Python converts or past float's range) reported as a JSONDecodeError like any other malformed JSON."""
+    than Python converts or past float's range, a key given twice in one object) reported as a JSONDecodeError like
+    any other malformed JSON."""
     try:
         if isinstance(text, (bytes, bytearray)):
             text = text.decode(json.detect_encoding(text), "surrogatepass")  # as json.loads reads bytes
@@ -64,7 +81,7 @@ def loads(text: str | bytes) -> Any:
     except RecursionError:
         raise json.JSONDecodeError("nested too deeply", "", 0) from None
     except ValueError as exc:
-        what = str(exc) if "too large" in str(exc) else "a number too long to convert"
+        what = str(exc) if "too large" in str(exc) or isinstance(exc, _DuplicateKey) else "a number too long to convert"
         raise json.JSONDecodeError(what, "", 0) from None
 
 
