@@ -107,6 +107,25 @@ def test_a_sharded_index_holds_the_corpus_table_beside_its_shards(flag_corpus: P
         index.close()
 
 
+@pytest.mark.parametrize("shards", [1, 2])
+def test_a_side_files_dates_reach_the_extraction(flag_corpus: Path, tmp_path: Path, shards: int) -> None:
+    # Dated by the side file alone, Acevedo comes first: a decision cannot overrule a later one, so no flag.
+    side = tmp_path / "metadata.jsonl"
+    side.write_text(json.dumps({"doc_id": ACEVEDO, "date": "1979-06-20"}) + "\n"
+                    + json.dumps({"doc_id": SANDERS, "date": "1991-05-30"}) + "\n")
+    index_dir, options = tmp_path / "index", BuildOptions(progress=False, metadata=side)
+    if shards == 1:
+        build_index(flag_corpus, index_dir, options)
+    else:
+        build_sharded(flag_corpus, index_dir, Sharding(shards), options)
+    index = StanceIndex.open(index_dir)
+    try:
+        hit = _sanders(index)
+        assert hit.flag is None and hit.metadata["date"] == "1991-05-30"
+    finally:
+        index.close()
+
+
 def _rewrite_table(index_dir: Path, rows: list[dict[str, object]]) -> None:
     """Replace the index's table and record it in the file table, as if a build had written it."""
     manifest_path = index_dir / MANIFEST

@@ -266,7 +266,8 @@ def write_data(data_dir: Path, request: BuildRequest, encoder: Encoder | None) -
     write_documents(data_dir, stored)  # titles and texts, for briefs that show the passage that scored
     write_metadata(data_dir, stored)
     if part is None:  # a sharded index keeps the corpus's table beside its shards (stance/shards/build.py)
-        write_treatments(data_dir, docs, request.treatments, request.progress, request.treatments_before)
+        # from the documents as stored: a side file's dates and citations resolve names (no case cites a later one)
+        write_treatments(data_dir, stored, request.treatments, request.progress, request.treatments_before)
     if part is None or part.start == 0:  # of a sharded index, the first shard's graphs encode every query
         export_query_graphs(data_dir, request)
     return len(passages)

@@ -178,6 +178,7 @@ def write_sharded(where: Path, request: BuildRequest, encoder: Encoder | None, s
         (tmp / DOC_IDS).write_text(json.dumps(ids), encoding="utf-8")
         # The corpus's table, of every document (shards have none): on Ray, of the documents Ray Data read.
         every = request.docs if cut.blocks is None else [d for part in parts for d in documents(part)]
+        every = every if request.metadata is None else request.metadata.apply(every)  # dates resolve names
         write_treatments(tmp, every, request.treatments, request.progress, request.treatments_before)
         # The manifest records the files of its own: the corpus's ids, its treatment table and each shard's
         # manifest, which records (and has checked when its shard is loaded) every file of its shard.
