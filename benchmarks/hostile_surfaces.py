@@ -197,7 +197,8 @@ def page_html(index: Path, hostile: list[dict[str, str]], examples: int) -> dict
     client = TestClient(create_app(index, k=5))
     home = checks._tags_of(client.get("/").text)
     allowed = home.tags | {"h1", "div", "section", "h2", "ol", "li", "article", "h3", "a", "p", "blockquote", "mark",
-                           "details", "summary", "dl", "dt", "dd", "ul", "span", "nav", "code", "em", "strong"}
+                           "details", "summary", "dl", "dt", "dd", "ul", "span", "nav", "code", "em", "strong",
+                           "q"}  # a flag's reason and a "cited by" passage are quoted
     tally = Tally()
 
     def page(url: str, forbidden: str = "") -> str:

@@ -190,6 +190,20 @@ def test_lists_supra_abbreviated_titles_and_the_classic_formulas() -> None:
         assert rows(said) == {(case, treatment)}, said
 
 
+def test_an_agencys_initials_or_a_statutes_name_is_no_case() -> None:
+    # Titles that share a word with a statute or an agency: the initials and the statute's name are no short name.
+    agencies = [Document("faa", "FAA v. Cooper", "x", {"date": "2012-03-28", "citation": "566 U.S. 284"}),
+                Document("ada", "Gutierrez v. Ada", "x", {"date": "2000-01-10", "citation": "528 U.S. 250"}),
+                Document("afp", "Americans v. Rodriquez", "x", {"date": "2001-01-10", "citation": "530 U.S. 1"})]
+    for said in ("The Court applied the ADA and followed the FAA's reading.",
+                 "The Court relied on the Americans with Disabilities Act.", "The Court overruled the FAA's rule."):
+        table = extract(corpus() + agencies + [Document("new", "Payne v. Tennessee", said, {"date": "2020-01-01"})])
+        assert table.by("new") == (), said
+    table = extract(corpus() + agencies + [Document("new", "Payne v. Tennessee", "The Court followed Gutierrez v. "
+                                                    "Ada and FAA v. Cooper.", {"date": "2020-01-01"})])
+    assert {(r.cited_doc_id, r.treatment) for r in table.by("new")} == {("ada", "follows"), ("faa", "follows")}
+
+
 def test_another_decisions_act_told_as_history_is_not_this_ones() -> None:
     for said in ("In Chimel v. California, 395 U.S. 752 (1969), the Court overruled United States v. Rabinowitz.",
                  "Chimel v. California overruled United States v. Rabinowitz.",

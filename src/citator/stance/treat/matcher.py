@@ -114,6 +114,9 @@ class CaseNames:
         for run in _runs(text, tokens, taken):
             if run[1] < len(tokens) and tokens[run[1]].norm in _NOT_AFTER_A_NAME:
                 continue  # "Sixth Amendment", "Ninth Circuit": no case
+            if _names_a_law(tokens, run[1]) or (run[1] - run[0] == 1 and _ACRONYM.fullmatch(
+                    text[tokens[run[0]].start:tokens[run[0]].end])):
+                continue  # "Americans with Disabilities Act", "the ADA", "the FAA": a statute or an agency
             hit = self._short_name(tokens, run, anchored, local_justices)
             if hit is not None:
                 hits.append(hit)
@@ -205,6 +208,23 @@ class CaseNames:
         if not ids or (len(words) == 1 and (words[0] in self.common or words[0] in self.justices)):
             return None
         return NameHit(tokens[a].start, tokens[b - 1].end, tuple(sorted(ids)), False)
+
+
+# A word in capitals is an agency's or a statute's initials ("ADA", "FAA", "ICC's"), not a case's short name.
+_ACRONYM = re.compile(r"[A-Z][A-Z0-9&]+(?:['’]s)?")
+# Between a name's first word and the law it begins: "Americans [with Disabilities] Act".
+_IN_A_LAW = frozenset({"with", "of", "for", "and", "the", "on", "to", "in"})
+_LAWS = frozenset({"act", "acts", "code", "amendment", "amendments", "clause", "rules"})
+
+
+def _names_a_law(tokens: list[Token], after: int) -> bool:
+    """Whether the words from token `after` on finish a statute's name ("with Disabilities Act")."""
+    for tok in tokens[after:after + 6]:
+        if tok.norm in _LAWS and tok.capital:
+            return True
+        if not (tok.capital or tok.norm in _IN_A_LAW):
+            return False
+    return False
 
 
 def _named(words: tuple[str, ...]) -> tuple[str, ...]:
