@@ -116,3 +116,42 @@ def test_the_document_page_shows_the_flag_and_who_cites_it(client: TestClient) -
     assert "<script>" not in html and unescape(re.sub(r"<[^>]+>", "", html)).count(FLAG_PASSAGE) == 2
     plain = client.get("/document?" + urlencode({"id": HOSTILE_ID, "p": 0, "q": TEXT})).text
     assert 'class="flag' not in plain and "Cited by" not in plain
+
+
+def test_a_documents_ways_back_and_the_exports_keep_the_briefs_filters_and_k(metadata_index: Path) -> None:
+    from citator.data.escape import markdown_text
+
+    client = TestClient(create_app(metadata_index, k=5))
+    state = {"k": 6, "from": "1800-01-01"}
+    html = client.get("/?" + urlencode({"q": TEXT, **state})).text
+    card = unescape(re.search(r'<a href="(/document\?id=[^"]+)"', html)[1])
+    assert "k=6" in card and "from=1800-01-01" in card
+    page = client.get(card.split("#")[0]).text
+    back = unescape(re.search(r'<a href="(/\?q=[^"]+)"', page)[1])
+    assert back == "/?" + urlencode({"q": TEXT, "from": "1800-01-01", "k": 6})
+    # An export of a filtered brief says what it was narrowed by.
+    data = json.loads(client.get("/export?" + urlencode({"q": TEXT, "format": "json", **state})).text)
+    assert data["filters"] == ["date>=1800-01-01"]
+    markdown = client.get("/export?" + urlencode({"q": TEXT, "format": "markdown", **state})).text
+    assert markdown_text("Only documents that meet: date>=1800-01-01") in markdown
+    unfiltered = json.loads(client.get("/export?" + urlencode({"q": TEXT, "format": "json"})).text)
+    assert unfiltered["filters"] == [] and "Only documents" not in client.get(
+        "/export?" + urlencode({"q": TEXT, "format": "markdown"})).text
+
+
+def test_a_citing_decisions_link_keeps_the_briefs_state() -> None:
+    from citator.server.ui.app import _citing_links
+    from citator.stance.brief.records import Citing
+
+    links = _citing_links([Citing("c1", "A v. B", "overrules", "passage", "red")], "q text",
+                          [("k", "10"), ("f", "court=X"), ("f", "date>=1990-01-01")])
+    assert links["c1"] == "/document?" + urlencode([("q", "q text"), ("id", "c1"), ("k", "10"), ("f", "court=X"),
+                                                    ("f", "date>=1990-01-01")])
+
+
+def test_filters_that_leave_nothing_are_named_and_nothing_is_offered_to_download(metadata_index: Path) -> None:
+    client = TestClient(create_app(metadata_index, k=5))
+    html = client.get("/?" + urlencode({"q": TEXT, "court": "supreme court"})).text
+    notice = unescape(re.sub(r"<[^>]+>", "", html.split("No document meets the filters", 1)[1].split("</p>", 1)[0]))
+    assert "court=supreme court" in notice and 'class="hit"' not in html and "Download this brief" not in html
+    assert "No document meets" not in client.get("/?" + urlencode({"q": TEXT})).text

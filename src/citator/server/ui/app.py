@@ -14,7 +14,7 @@ import asyncio
 import gc
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -55,6 +55,9 @@ _templates = Environment(loader=PackageLoader("citator.server.ui", "templates"),
 
 # The page's filter controls, as its URL names them.
 FILTER_PARAMS = ("from", "to", "court", "jurisdiction", "f")
+# What a document's links carry of the brief it was opened from, so that every way back is that brief: its filters
+# and how many results it showed.
+BRIEF_PARAMS = ("k", *FILTER_PARAMS)
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,7 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
             return page("brief.html", q=q, columns=None, error=None, k=k, mismatch=mismatch, filters=filters)
         k = min(max(k, 1), MAX_K)
         try:
-            columns = await run(_columns, index, q, k, filters)
+            columns = await run(_columns, index, q, k, filters, "k" in request.query_params)
         except (PropositionError, FilterError) as exc:
             return page("brief.html", 400, q=q, columns=None, error=str(exc), k=k, filters=filters)
         return page("brief.html", q=q, proposition=" ".join(q.split()), columns=columns, error=None, k=k,
@@ -159,7 +162,7 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
         label = short_citation(doc.title, document_metadata(doc)) or document_label(doc)
         return page("document.html", doc=doc, label=label, q=q, stance=stance, passage=p, flag=flag,
                     cited_by=cited_by, reasons=tuple(c for c in cited_by if c.flag == flag) if flag else (),
-                    citing=_citing_links(cited_by, q),
+                    citing=_citing_links(cited_by, q, _brief_state(request)),
                     before=text[:span.start], evidence=_pieces(text[span.start:span.end], inside),
                     after=text[span.end:], back=_back(q, request))
 
@@ -243,10 +246,11 @@ def _limit_threads(threads: int) -> None:
 EXPORTS = {"markdown": ("text/markdown; charset=utf-8", "md"), "json": ("application/json", "json")}
 
 
-def _columns(index: StanceIndex, q: str, k: int, filters: PageFilters) -> list[tuple[str, str, list[dict[str, Any]]]]:
+def _columns(index: StanceIndex, q: str, k: int, filters: PageFilters, asked_k: bool = False
+             ) -> list[tuple[str, str, list[dict[str, Any]]]]:
     """The page's columns: a statute index's sections, or a brief's columns (supporting and refuting authority
     where the index ranked them apart, else the one list that says why), of the documents that meet `filters`."""
-    kept = filters.query()
+    kept = {**filters.query(), **({"k": k} if asked_k else {})}  # the brief's own address, k where it has one
     if index.statutes:
         hits = index.search(q, "all", k, filters.texts())
         return [("all", "Sections", [_card(hit, q, "all", kept) for hit in hits])]
@@ -269,17 +273,20 @@ def _tools(index: StanceIndex, q: str, k: int, step: int, columns: list[tuple[st
     return {"more": more, "exports": exports, "best": best_match(hits), "weak": weak(hits), "threshold": THRESHOLD}
 
 
-def _citing_links(cited_by: Iterable[Citing], q: str) -> dict[str, str]:
-    """Each citing decision's page. q first: a citing decision's link is told from a hit's own by its address."""
-    return {c.doc_id: "/document?" + urlencode({"q": q, "id": c.doc_id}) for c in cited_by}
+def _citing_links(cited_by: Iterable[Citing], q: str, state: Sequence[tuple[str, Any]] = ()) -> dict[str, str]:
+    """Each citing decision's page, carrying the brief's `state` (BRIEF_PARAMS). q first: a citing decision's link
+    is told from a hit's own by its address."""
+    return {c.doc_id: "/document?" + urlencode([("q", q), ("id", c.doc_id), *state]) for c in cited_by}
+
+
+def _brief_state(request: Request) -> list[tuple[str, str]]:
+    """The brief's k and filters as a document's address carries them."""
+    return [(name, value) for name, value in request.query_params.multi_items() if name in BRIEF_PARAMS and value]
 
 
 def _back(q: str, request: Request) -> str:
-    """The brief a document was opened from: its proposition and the filters the link carried."""
-    if not q:
-        return "/"
-    kept = [(name, value) for name, value in request.query_params.multi_items() if name in FILTER_PARAMS and value]
-    return "/?" + urlencode([("q", q), *kept])
+    """The brief a document was opened from: its proposition, k and the filters the link carried."""
+    return "/?" + urlencode([("q", q), *_brief_state(request)]) if q else "/"
 
 
 def _card(hit: Any, q: str, stance: str, filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -291,6 +298,8 @@ def _card(hit: Any, q: str, stance: str, filters: Mapping[str, Any] | None = Non
     families: dict[str, list[Any]] = {}
     for s in hit.signals:
         families.setdefault(s.family, []).append(s)
-    citing = _citing_links(hit.cited_by, q)
+    state = [(name, v) for name, value in (filters or {}).items()
+             for v in (value if isinstance(value, (list, tuple)) else [value])]
+    citing = _citing_links(hit.cited_by, q, state)
     return {"hit": hit, "pieces": _pieces(text, marks), "cut_before": cut_before, "cut_after": cut_after,
             "link": link + "#evidence", "families": families, "citing": citing}

@@ -183,7 +183,8 @@ class StanceIndex:
         differ, else one list of relevant authority that says why (records.Brief)."""
         self._fresh()
         hits = self._answer(text, PAIR, k, filters)
-        return Brief.of(" ".join(text.split()), hits["supported"], hits["refuted"], self.trained, self.ranks_stance)
+        return Brief.of(" ".join(text.split()), hits["supported"], hits["refuted"], self.trained, self.ranks_stance,
+                        tuple(str(f) for f in parse_filters(filters)))
 
     def document(self, doc_id: str) -> Document:
         self._fresh()

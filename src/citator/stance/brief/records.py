@@ -160,17 +160,19 @@ class Brief:
     trained: bool
     relevant: tuple[Hit, ...] | None = None
     heading: str | None = None
+    # The metadata filters the authority was narrowed by ("date>=1980-01-01"): an export says what it leaves out.
+    filters: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, proposition: str, supported: tuple[Hit, ...], refuted: tuple[Hit, ...], trained: bool,
-           ranks_stance: bool) -> Brief:
+           ranks_stance: bool, filters: tuple[str, ...] = ()) -> Brief:
         """The brief of two rankings: two columns where the index ranks by stance (`ranks_stance`: a trained model
         or a stance contrast reads the stance asked) and they differ, else one list."""
         if not ranks_stance:
-            return cls(proposition, None, None, trained, supported, UNRANKED)
+            return cls(proposition, None, None, trained, supported, UNRANKED, filters)
         if [h.doc_id for h in supported] == [h.doc_id for h in refuted]:
-            return cls(proposition, None, None, trained, supported, ALIKE)
-        return cls(proposition, supported, refuted, trained)
+            return cls(proposition, None, None, trained, supported, ALIKE, filters)
+        return cls(proposition, supported, refuted, trained, filters=filters)
 
     @property
     def stance_ranked(self) -> bool:
@@ -196,8 +198,8 @@ class Brief:
         raise PropositionError(f'a brief has the columns "supported" and "refuted", or "relevant", not {stance!r:.40}')
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"proposition": self.proposition, "trained": self.trained,
-                               "stance_ranked": self.stance_ranked}
+        out: dict[str, Any] = {"proposition": self.proposition, "filters": list(self.filters),
+                               "trained": self.trained, "stance_ranked": self.stance_ranked}
         for key, heading, hits in self.columns():
             out[key] = [h.to_json() for h in hits]
         if not self.stance_ranked:

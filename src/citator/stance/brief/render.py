@@ -100,10 +100,15 @@ def _plain(text: str) -> str:
     return one_line(" ".join(text.split()))
 
 
+def _narrowed(brief: Brief, text: Callable[[str], str]) -> list[str]:
+    """The line that says a brief holds only the authority meeting its filters (none when it was not narrowed)."""
+    return [text("Only documents that meet: " + " AND ".join(brief.filters))] if brief.filters else []
+
+
 def table(brief: Brief) -> str:
     """Plain text for a terminal: per stance, each authority with its evidence and reasons."""
     # Corpus text reaches a terminal here: every field is made one printable line first (no escape sequences).
-    lines = [f"Proposition: {_plain(brief.proposition)}", ""]
+    lines = [f"Proposition: {_plain(brief.proposition)}", *_narrowed(brief, _plain), ""]
     wrap = lambda text, indent: textwrap.fill(_plain(text), WIDTH, initial_indent=indent,  # noqa: E731
                                               subsequent_indent=indent)
     for _, heading, hits in brief.columns():
@@ -131,7 +136,7 @@ def table(brief: Brief) -> str:
 
 def markdown(brief: Brief) -> str:
     """A Markdown section per stance: a table of authorities, evidence (matched terms bold) and reasons."""
-    out = [f"### Proposition: {markdown_text(brief.proposition)}", ""]
+    out = [f"### Proposition: {markdown_text(brief.proposition)}", *_narrowed(brief, markdown_text), ""]
     for _, heading, hits in brief.columns():
         out += [f"#### {heading}", ""]
         if not hits:
