@@ -267,7 +267,7 @@ def _tools(index: StanceIndex, q: str, k: int, step: int, columns: list[tuple[st
     full = any(len(cards) == k for _, _, cards in columns)
     kept = filters.query()
     more = ("/?" + urlencode({"q": q, "k": min(k + step, MAX_K), **kept}, doseq=True)
-            + f"#{columns[0][0]}-hit-{k + 1}" if full and k < MAX_K else None)
+            + f"#hit-{k + 1}" if full and k < MAX_K else None)  # the first column's, one list or two
     exports = None if index.statutes else {
         fmt: "/export?" + urlencode({"q": q, "k": k, "format": fmt, **kept}, doseq=True) for fmt in EXPORTS}
     return {"more": more, "exports": exports, "best": best_match(hits), "weak": weak(hits), "threshold": THRESHOLD}
