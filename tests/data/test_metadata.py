@@ -72,9 +72,10 @@ def test_duplicate_and_unknown_doc_ids_are_refused(tmp_path: Path) -> None:
 
 def test_a_corpus_records_named_keys_are_checked_and_other_extras_kept(tmp_path: Path) -> None:
     good = {"doc_id": "a", "title": "T", "text": "x", "date": "1991-05-30", "tags": ["kept", "as", "extra"],
-            "case name": "kept, but no filter could name it"}
+            "case name": "kept, but no filter could name it", "syllabus": "s" * 5000}
     (doc,) = read_corpus(_lines(tmp_path / "corpus.jsonl", good))
     assert doc.extra["tags"] == ["kept", "as", "extra"] and document_metadata(doc) == {"date": "1991-05-30"}
+    assert len(doc.extra["syllabus"]) == 5000  # longer than a value: the copy keeps it, metadata does not
     bad = {**good, "doc_id": "b", "date": "May 30, 1991"}
     with pytest.raises(CorpusError, match=r'corpus.jsonl line 2 field "date": .* is not an ISO date'):
         read_corpus(_lines(tmp_path / "corpus.jsonl", good, bad))

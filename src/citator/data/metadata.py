@@ -91,11 +91,11 @@ def check_key(key: str, where: tuple[str | Path, int]) -> str:
 
 def from_record(extra: Mapping[str, Any], where: tuple[str | Path, int]) -> dict[str, Scalar]:
     """The metadata of a corpus record's extra keys: the named keys checked, other strings and numbers kept; other
-    extra values (lists, objects) and keys no filter could name ("case name") are no metadata and stay only in the
-    document's copy."""
+    extra values (lists, objects, text longer than a value is, such as a syllabus) and keys no filter could name
+    ("case name") are no metadata and stay only in the document's copy."""
     out: dict[str, Scalar] = {}
     for key, value in extra.items():
-        if key in NAMED or (_scalar(value) and is_key(key)):
+        if key in NAMED or _is_metadata(key, value):
             checked = check_value(check_key(key, where), value, where)
             if checked is not None:
                 out[key] = checked
@@ -142,18 +142,20 @@ def read_side_metadata(path: str | Path) -> SideMetadata:
 
 def document_metadata(doc: Document) -> dict[str, Scalar]:
     """The metadata a document carries in its extra keys (as `from_record` kept them)."""
-    return {k: v for k, v in doc.extra.items() if _scalar(v) and is_key(k)}
+    return {k: v for k, v in doc.extra.items() if _is_metadata(k, v)}
 
 
-def _scalar(value: Any) -> bool:
-    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+def _is_metadata(key: str, value: Any) -> bool:
+    """Whether a corpus record's extra key and value are metadata (else they stay only in the document's copy)."""
+    return (isinstance(value, (str, int, float)) and not isinstance(value, bool) and is_key(key)
+            and not (isinstance(value, str) and len(value) > MAX_VALUE_CHARS))
 
 
 def with_metadata(doc: Document, metadata: Metadata) -> Document:
     """`doc` carrying `metadata` (an index's checked table row) in place of the metadata its stored copy has: what
     is shown is what was validated."""
     return Document(doc.doc_id, doc.title, doc.text,
-                    {**{k: v for k, v in doc.extra.items() if not (_scalar(v) and is_key(k))}, **metadata})
+                    {**{k: v for k, v in doc.extra.items() if not _is_metadata(k, v)}, **metadata})
 
 
 # Month abbreviations of a legal citation's date ("June 6, 2005", "Sept. 30, 2010").

@@ -190,6 +190,23 @@ def test_lists_supra_abbreviated_titles_and_the_classic_formulas() -> None:
         assert rows(said) == {(case, treatment)}, said
 
 
+def test_from_an_outside_review_of_the_rules_themselves() -> None:
+    # What a reviewer of these rules found them to get wrong, each the right way round now.
+    for said, expected in (
+            ("Because its rule has proved unworkable, we overrule Booth v. Maryland.", {("booth", "overrules")}),
+            ("We overrule Booth in the Eighth Amendment context. Booth v. Maryland is gone.", {("booth", "overrules")}),
+            ("Booth v. Maryland is overruled in Part II of this opinion.", {("booth", "overrules")}),
+            ("Majority Opinion\nDissenting Opinion\n\nWe overrule Booth v. Maryland.", {("booth", "overrules")}),
+            ("In Chimel, the Court held that Booth v. Maryland must be overruled.", set()),
+            ("Booth v. Maryland" + " " * 90 + "is overruled.", {("booth", "overrules")}),
+            ("X" * 8000 + " overruled Booth v. Maryland.", {("booth", "overrules")})):
+        assert {(c, t) for c, t in rows(said) if t != "follows"} == expected, said[:80]
+    # Another "United States v. ..." is not the citing "United States v. Jones" itself.
+    jones = Document("new", "United States v. Jones", "In United States v. Smith, the Court overruled Booth v. "
+                     "Maryland.", {"date": "2020-01-01"})
+    assert extract(corpus() + [jones]).by("new") == ()
+
+
 def test_an_agencys_initials_or_a_statutes_name_is_no_case() -> None:
     # Titles that share a word with a statute or an agency: the initials and the statute's name are no short name.
     agencies = [Document("faa", "FAA v. Cooper", "x", {"date": "2012-03-28", "citation": "566 U.S. 284"}),

@@ -9,8 +9,8 @@ took it for the holding would read the case backwards. This module finds the par
   by ..., dissented", "In a concurring opinion, ...") opens that opinion's part, and the sentences after it that
   go on describing it ("She argued ...", "The dissent ...") stay in it, until a sentence speaks for the Court again.
 - Full opinions mark separate opinions with a heading line ("JUSTICE SCALIA, dissenting.", "Justice Thomas,
-  concurring in the judgment.", a line saying only "Dissenting opinion"): everything from such a line to the next belongs to that opinion; the text
-  before the first one is the court's.
+  concurring in the judgment.", a line saying only "Dissenting opinion" before a paragraph): everything from such
+  a line to the next belongs to that opinion; the text before the first one is the court's.
 - Anything else is one part of kind "text": nothing is claimed that the text does not show.
 
 Pure functions over text; spans are characters of the document's text.
@@ -28,12 +28,12 @@ COURT = ("holding", "text")
 _HEADINGS = (("facts", re.compile(r"Facts of the case:\s*")), ("question", re.compile(r"Question:\s*")),
              ("holding", re.compile(r"Conclusion:\s*")))
 # A separate opinion's heading line in a full opinion: "JUSTICE SCALIA, dissenting.", or a line that says only
-# "Dissenting opinion".
+# "Dissenting opinion" (when it heads a paragraph: `_heads_text`).
 _OPINION_HEADING = re.compile(
     r"^[ \t]*(?:MR\.\s+|Mr\.\s+)?(?:CHIEF\s+|Chief\s+)?(?:JUSTICE|Justice)\s+[A-Z][\w.'\- ]{1,40},?\s+"
     r"(?:with\s+whom\s+[^\n]{0,200}?\s+)?(?P<kind>dissenting|concurring)\b[^\n]*$|"
-    r"^[ \t]*(?P<alone>Dissenting|Concurring|DISSENTING|CONCURRING|Dissent|DISSENT)(?:\s+(?:opinion|Opinion|OPINION))?"
-    r"[ \t]*[.:]?[ \t]*$", re.M)
+    r"^[ \t]*(?P<alone>Dissenting|Concurring|DISSENTING|CONCURRING)\s+(?:opinion|Opinion|OPINION)[ \t]*[.:]?[ \t]*$",
+    re.M)
 _DISSENT = re.compile(r"\bdissent", re.I)
 _CONCUR = re.compile(r"\bconcur(?:s|red|ring|rences?)\b", re.I)
 # A sentence that speaks for the court, though it may name the vote or a dissenter in passing.
@@ -146,9 +146,17 @@ def _sentence_kind(sentence: str, previous: str) -> str:
     return previous
 
 
+def _heads_text(text: str, m: re.Match[str]) -> bool:
+    """Whether a line that says only "Dissenting opinion" heads an opinion: it opens the text or the court's text
+    ends before it, and a paragraph follows; not a page's list of links ("Majority Opinion / Dissenting Opinion")."""
+    following = next((line.strip() for line in text[m.end():].split("\n", 6)[1:] if line.strip()), "")
+    court = text[:m.start()].rstrip()
+    return (not court or court.endswith((".", '"', "”", ")"))) and (len(following) >= 60 or following.endswith((".", ":")))
+
+
 def _opinion_parts(text: str) -> tuple[Part, ...]:
     """A full opinion cut at its separate opinions' headings; one "text" part when it has none."""
-    heads = list(_OPINION_HEADING.finditer(text))
+    heads = [m for m in _OPINION_HEADING.finditer(text) if not m.group("alone") or _heads_text(text, m)]
     cuts = [(0, "text")] + [(m.start(), "dissent" if (m.group("kind") or m.group("alone")).lower().startswith("dissent")
                              else "concurrence") for m in heads]
     out = []

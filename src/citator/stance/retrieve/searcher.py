@@ -206,13 +206,15 @@ class StanceSearcher:
 
     def document(self, position: int) -> Document:
         """The document at `position` of the corpus, from the index's own copy."""
-        doc = self._shown(position)
+        doc = self.shown_document(position)
         self.check_unchanged()
         return doc
 
-    def _shown(self, position: int) -> Document:
-        """The stored document with the metadata the checked table holds for it (what a reader sees)."""
-        return with_metadata(self.documents.get(position), self.metadata.get(position))
+    def shown_document(self, position: int) -> Document:
+        """The stored document with the metadata the checked table holds for it (what a reader sees); an index
+        built before the table existed shows its stored copy."""
+        doc = self.documents.get(position)
+        return with_metadata(doc, self.metadata.get(position)) if METADATA in self.manifest.files else doc
 
     def dense_maxp(self, vectors: np.ndarray) -> np.ndarray:
         """MaxP of query vectors against the passage vectors (base or fine-tuned queries search the same ones)."""
@@ -393,7 +395,7 @@ class StanceSearcher:
             places = [self.positions[found.doc_id] for found in line.results]
             explanations = explain(self, view, places)
             counts = count_above(view.signals, {n: [e.signals[n] for e in explanations] for n in view.signals})
-            out.append([Explained(found, self._shown(p), e, {n: 1 + counts[n][i] for n in e.signals})
+            out.append([Explained(found, self.shown_document(p), e, {n: 1 + counts[n][i] for n in e.signals})
                         for i, (found, p, e) in enumerate(zip(line.results, places, explanations))])
         self.check_unchanged()
         return out

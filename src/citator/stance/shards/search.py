@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from citator.data.filters import Filter, check_keys
-from citator.data.metadata import with_metadata
 from citator.data.queries import cut_for_search
 from citator.data.records import Document, Query, ResultLine, ScoredDoc
 from citator.engines.fusion import best_n, interpolate, top_k, topn_bounds
@@ -141,7 +140,7 @@ class ShardWorker:
             view = QueryView(query.text, {n: m[i] for n, m in signals.items()},
                              None if encoded.vectors is None else encoded.vectors[i],
                              None if encoded.base is None else encoded.base[i])
-            out.append([(with_metadata(self.searcher.documents.get(p), self.searcher.metadata.get(p)), e)
+            out.append([(self.searcher.shown_document(p), e)
                         for p, e in zip(positions, explain(self.searcher, view, positions))])
         self.searcher.check_unchanged()
         return out

@@ -49,7 +49,8 @@ _EXTENT_GAP = re.compile(r"[^.;]{1,120}?,\s+(?:it|they)\s+$", re.I)
 def subject_of(gap: str, lead: str) -> bool:
     """Whether the case that `lead` (its sentence's words just before it) leads to is the subject of a `before`
     cue `gap` after it: "X [, which held ...,] is overruled", "to the extent X held otherwise, it is overruled"."""
-    return bool(SUBJECT.fullmatch(gap) or (_EXTENT.search(lead) and _EXTENT_GAP.fullmatch(gap)))
+    gap = re.sub(r"\s+", " ", gap)  # one space for each run: optional spaces would backtrack on long runs
+    return len(gap) <= 400 and bool(SUBJECT.fullmatch(gap) or (_EXTENT.search(lead) and _EXTENT_GAP.fullmatch(gap)))
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,8 @@ CUES: tuple[Cue, ...] = (
     _cue("questions", "before", rf"{_BE}(?:called\s+into\s+question|questioned|doubted)"),
     _cue("follows", "after", r"(?:did|does|do)\s+not\s+distinguish\s+(?:the|this|that)\s+(?:case|cases|facts)\s+from"),
     _cue("distinguishes", "after", r"distinguish(?:ed|es|ing)?(?:\s+(?:the|this|that|its|the\s+present|"
-                                   r"the\s+instant)\s+(?:case|cases|facts)\s+from)?|unlike(?:\s+in)?|not\s+governed\s+by|"
+                                   r"the\s+instant)\s+(?:case|cases|facts)\s+from)?|unlike(?:\s+in)?|"
+                                   r"not\s+governed\s+by|"
                                    r"not\s+controlled\s+by|not\s+analogous\s+to|differ(?:s|ed)?\s+from"),
     _cue("distinguishes", "before", rf"{_BE}(?:distinguishable|inapposite|not\s+controlling)|"
                                     r"(?:does|did)\s+not\s+control|differ(?:s|ed)"),
@@ -193,7 +195,8 @@ _DUTY = re.compile(r"\b(?:must|should|ought\s+to)\b", re.I)
 _CLAUSE = re.compile(r".*(?:,\s+and\s+(?:that\s+)?|;\s*)", re.S)
 # After a cue: someone else did it ("was overruled by Payne", "in Payne", "in 1991", "two years later"); "by
 # today's decision" is this one.
-_BY_ANOTHER = re.compile(r"(?:,[^,.;]{0,30},)?\s+(?:by\b(?!\s+(?:today['’]s|this|our|the\s+present)\b)|in\s+(?:\d{4}|[A-Z])|"
+_BY_ANOTHER = re.compile(r"(?:,[^,.;]{0,30},)?\s+(?:by\b(?!\s+(?:today['’]s|this|our|the\s+present)\b)|"
+                         r"in\s+(?!(?:Parts?|Sections?)\b)(?:\d{4}|[A-Z])|"
                          r"(?:(?:\w+\s+){0,2}(?:later|afterwards?)|subsequently)\b)")
 # Before an `after` cue, what makes the act another's or another time's: a lower court as its subject ("the
 # district court overruled Booth's objection"), a telling of history ("the Court has previously overruled"), or a
@@ -215,17 +218,23 @@ _REPORTED = re.compile(r"\b(?:(?:argu|contend|assert|insist|maintain|claim|sugge
 # "the rule of Alleyne, under which Harris was overruled", and a citation's parenthetical "(overruling Bowers)".
 _WHICH_LEAD = re.compile(r"\b(?:under|by|in|with|after|through)\s+which\s+$", re.I)
 _PARENTHETICAL = re.compile(r"\(\s*$")
-_HISTORY = re.compile(r"\b(?:has|have|previously|already|once|long\s+ago|in\s+the\s+past|repeatedly|twice|since)\b"
-                      r"[^.;:]{0,30}$", re.I)
-_NAME = r"[A-Z][\w.'’&-]*(?:\s+(?:of\s+|the\s+|and\s+|for\s+|&\s+)?[A-Z][\w.'’&-]*){0,6}"
+# History: the verb in a perfect tense or after a word that dates it ("the Court has previously overruled", "this
+# Court long ago abandoned"); not "has" elsewhere in the clause ("its rule has proved unworkable, we overrule X").
+_HISTORY = re.compile(r"\b(?:(?:has|have)\s+(?:(?:previously|already|since|long|once|twice|repeatedly|\w+ly)\s+)*|"
+                      r"(?:previously|already|once|long\s+ago|in\s+the\s+past|repeatedly|twice|since)\s+)$", re.I)
+_NAME = (r"(?<![\w.'’&-])[A-Z][\w.'’&-]{0,40}(?:\s{1,3}(?:of\s{1,3}|the\s{1,3}|and\s{1,3}|for\s{1,3}|&\s{1,3})?"
+         r"[A-Z][\w.'’&-]{0,40}){0,6}")
 _CASE = rf"{_NAME}(?:\s+v\.?\s+{_NAME})?\s*(?:,\s*\d+\s+U\.\s?S\.\s+\d+)?\s*(?:\(\d{{4}}\))?"
 # Words that open a sentence as "In ..., the Court" without naming a case.
 _NOT_A_CASE = (r"(?:Addition|Short|Sum|Conclusion|Particular|Response|Contrast|Doing|Reaching|So|Any|Either|Both|"
                r"Light|Turn|Part|General|Fact|Effect|Other|Order|Dissent|Writing|Holding|Practice|Essence|Summary|"
                r"This|That|These|Those|Its|His|Her|Their|Our|Each|Every|Such|Deciding|Ruling|Applying)\b")
+# Both are searched in 300 characters (of the sentence's start, of the words before the cue): names are shorter.
+_IN_DECISION = re.compile(
+    rf"^\s*(?:Conclusion:\s*)?In\s+(?!{_NOT_A_CASE})(?P<a>{_CASE})\s*,\s+(?:the\s+(?:Supreme\s+)?Court|we|this\s+"
+    rf"Court|the\s+majority|it|the\s+justices)\b")
 _ANOTHER_DECISION = re.compile(
-    rf"(?:^\s*(?:Conclusion:\s*)?In\s+(?!{_NOT_A_CASE})(?P<a>{_CASE})\s*,\s+(?:the\s+(?:Supreme\s+)?Court|we|this\s+"
-    rf"Court|the\s+majority|it|the\s+justices)\b|\bthe\s+Court\s+in\s+(?P<b>{_CASE})\s|"
+    rf"(?:\bthe\s+Court\s+in\s+(?P<b>{_CASE})\s|"
     rf"(?P<c>{_NAME}\s+v\.?\s+{_NAME})\s*(?:,\s*\d+\s+U\.\s?S\.\s+\d+)?\s*(?:\(\d{{4}}\))?\s*,?\s*(?:\w+ly\s+)?$|"
     # "Mapp v. Ohio, which overruled Wolf": the relative clause's act is its antecedent's
     rf"(?P<d>{_CASE})\s*,\s*(?:which|that)\s+(?:\w+ly\s+|also\s+|itself\s+)?$)")
@@ -237,12 +246,23 @@ _VERB_AFTER = re.compile(r"\s*(?:\([^()]*\)\s*)?(?:,[^,]{0,60},)?\s*(?:would|cou
 
 def another_decision(before: str, title: str) -> bool:
     """Whether the clause `before` an `after` cue makes the act another decision's (not the one titled `title`)."""
-    m = _ANOTHER_DECISION.search(before)
+    m = _IN_DECISION.match(before[:300]) or _ANOTHER_DECISION.search(before[-300:])
     if m is None:
         return False
-    name = m.group("a") or m.group("b") or m.group("c") or m.group("d")
-    own = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", title)}
-    return not any(w.lower() in own for w in re.findall(r"[A-Za-z]{3,}", name.split(" v")[0]))
+    named = m.groupdict()
+    return not _own(next(v for v in named.values() if v), title)
+
+
+# Words that tell no case from another: "United States v. Smith" is not "United States v. Jones".
+_COMMON_PARTY = frozenset({"united", "states", "state", "people", "commonwealth", "city", "county", "america", "the",
+                           "and", "for", "inc", "corp", "company", "rel"})
+
+
+def _own(name: str, title: str) -> bool:
+    """Whether the decision `name` names is the one titled `title` ("Payne" or "Payne v. Tennessee" in Payne's
+    own text): every telling word of the name is a word of the title."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", re.sub(r",?\s*\d.*$", "", name))} - _COMMON_PARTY
+    return bool(words) and words <= {w.lower() for w in re.findall(r"[A-Za-z]{3,}", title)}
 
 
 def turn(cue: Cue, before: str, cue_text: str, after: str, lead: str = "", rest: str = "", title: str = ""
@@ -255,22 +275,23 @@ def turn(cue: Cue, before: str, cue_text: str, after: str, lead: str = "", rest:
     if _BY_ANOTHER.match(after):
         return None
     if cue.side == "before":
-        if cue.treatment in RED and _WHICH_LEAD.search(lead):
-            return None
+        if cue.treatment in RED and (_WHICH_LEAD.search(lead) or another_decision(lead, title)):
+            return None  # "under which X was overruled", "In Payne, the Court held that X must be overruled"
         if _FIRM.search(cue_text) or _COURT_HELD.search(lead):
             before, cue_text = _DUTY.sub("", before), _DUTY.sub("", cue_text)
         clause = lead[m.end():] if (m := _CLAUSE.match(lead)) else lead
         someone_else = (_SOMEONE_ELSE.search(before) or _SOMEONE_ELSE.search(clause) or _SAID_THAT.search(lead)
                         or _SEPARATE_OPINION.match(after))
         return None if _MODAL.search(before + " " + cue_text) or someone_else else cue.treatment
-    if _DECLINED.search(before):
+    near = before[-300:]  # what speaks of the cue's act stands near it (and long text is not searched again)
+    if _DECLINED.search(near):
         return "follows" if cue.treatment in RED else None
-    if _SOMEONE_ELSE.search(before) or _LOWER_COURT.search(before) or _OTHER_ACTOR.search(before):
+    if _SOMEONE_ELSE.search(near) or _LOWER_COURT.search(near) or _OTHER_ACTOR.search(near):
         return None
-    if cue.treatment in RED and (_REPORTED.search(before) or _PARENTHETICAL.search(before)):
+    if cue.treatment in RED and (_REPORTED.search(near) or _PARENTHETICAL.search(near)):
         return None
-    if cue.treatment in RED and (_HISTORY.search(before) or another_decision(before, title)):
+    if cue.treatment in RED and (_HISTORY.search(near) or another_decision(before, title)):
         return None
-    if cue_text.lower().endswith("ing") and _OPENS.search(before) and _VERB_AFTER.match(rest):
+    if cue_text.lower().endswith("ing") and _OPENS.search(near) and _VERB_AFTER.match(rest[:300]):
         return None
     return cue.treatment

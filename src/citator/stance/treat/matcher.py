@@ -213,7 +213,7 @@ class CaseNames:
 # A word in capitals is an agency's or a statute's initials ("ADA", "FAA", "ICC's"), not a case's short name.
 _ACRONYM = re.compile(r"[A-Z][A-Z0-9&]+(?:['’]s)?")
 # Between a name's first word and the law it begins: "Americans [with Disabilities] Act".
-_IN_A_LAW = frozenset({"with", "of", "for", "and", "the", "on", "to", "in"})
+_IN_A_LAW = frozenset({"with", "of", "for", "on", "to", "in"})
 _LAWS = frozenset({"act", "acts", "code", "amendment", "amendments", "clause", "rules"})
 
 
@@ -222,8 +222,8 @@ def _names_a_law(tokens: list[Token], after: int) -> bool:
     for tok in tokens[after:after + 6]:
         if tok.norm in _LAWS and tok.capital:
             return True
-        if not (tok.capital or tok.norm in _IN_A_LAW):
-            return False
+        if not (tok.capital or (tok.norm in _IN_A_LAW and not tok.capital)):
+            return False  # "Chevron and the ... Act", "Booth in the Eighth Amendment context": the name stands
     return False
 
 

@@ -25,7 +25,7 @@ _FOLD = {
     "national": "natl", "county": "cty", "university": "univ", "usa": "us", "mount": "mt", "saint": "st",
     "authority": "auth", "brothers": "bros", "vs": "v", "versus": "v",
     # States as Bluebook T10 abbreviates them in case names ("Planned Parenthood of Southeastern Pa. v. Casey"); not
-    # those that are everyday words ("Me.", "Or.", "La.", "Miss.", "Del.", "Mo.", "Ind.").
+    # those most often everyday words in a name ("Me.", "Or.", "La.", "Miss.", "Del.", "Mo.", "Ind.").
     **{short: state for state, shorts in (
         ("alabama", "ala"), ("arizona", "ariz"), ("arkansas", "ark"), ("california", "cal calif"), ("colorado", "colo"),
         ("connecticut", "conn"), ("florida", "fla"), ("georgia", "ga"), ("illinois", "ill"), ("kansas", "kan kans"),
