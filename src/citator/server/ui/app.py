@@ -273,10 +273,13 @@ def _tools(index: StanceIndex, q: str, k: int, step: int, columns: list[tuple[st
     return {"more": more, "exports": exports, "best": best_match(hits), "weak": weak(hits), "threshold": THRESHOLD}
 
 
-def _citing_links(cited_by: Iterable[Citing], q: str, state: Sequence[tuple[str, Any]] = ()) -> dict[str, str]:
-    """Each citing decision's page, carrying the brief's `state` (BRIEF_PARAMS). q first: a citing decision's link
-    is told from a hit's own by its address."""
-    return {c.doc_id: "/document?" + urlencode([("q", q), ("id", c.doc_id), *state]) for c in cited_by}
+def _citing_links(cited_by: Iterable[Citing], q: str,
+                  state: Mapping[str, Any] | Sequence[tuple[str, Any]] = ()) -> dict[str, str]:
+    """Each citing decision's page, carrying the brief's `state` (BRIEF_PARAMS, as the brief's parameters or a
+    document's address pairs). q first: a citing decision's link is told from a hit's own by its address."""
+    kept = urlencode(state, doseq=True)
+    return {c.doc_id: "/document?" + urlencode([("q", q), ("id", c.doc_id)]) + (f"&{kept}" if kept else "")
+            for c in cited_by}
 
 
 def _brief_state(request: Request) -> list[tuple[str, str]]:
@@ -298,8 +301,6 @@ def _card(hit: Any, q: str, stance: str, filters: Mapping[str, Any] | None = Non
     families: dict[str, list[Any]] = {}
     for s in hit.signals:
         families.setdefault(s.family, []).append(s)
-    state = [(name, v) for name, value in (filters or {}).items()
-             for v in (value if isinstance(value, (list, tuple)) else [value])]
-    citing = _citing_links(hit.cited_by, q, state)
+    citing = _citing_links(hit.cited_by, q, filters or {})
     return {"hit": hit, "pieces": _pieces(text, marks), "cut_before": cut_before, "cut_after": cut_after,
             "link": link + "#evidence", "families": families, "citing": citing}

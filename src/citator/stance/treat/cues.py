@@ -147,8 +147,8 @@ _SOMEONE_ELSE = re.compile(
     r"need\s+not|wish\w*|want\w*|dissent\w*|concur\w*|maintain\w*|insist\w*|assert\w*|conced\w*|suggest\w*|"
     r"told|against|nothing|neither|nor|were\s+(?:we|the\s+Court)|assum\w*|suppos\w*)\b[^.;:]{0,30}$", re.I)
 # Before a predicate's case, further back: "the State argued in its brief filed last spring that [X was wrong]".
-_SAID_THAT = re.compile(r"\b(?:argu|contend|urg|claim|assert|insist|maintain|conced|suggest|complain|told|ask|"
-                        r"asked)\w*\b[^.;:]{0,90}\bthat\s+(?:the\s+)?$", re.I)
+_SAID_THAT = re.compile(r"\b(?:argu|contend|urg|claim|assert|insist|maintain|conced|suggest|complain|told|"
+                        r"ask)\w*\b[^.;:]{0,90}\bthat\s+(?:the\s+)?$", re.I)
 # After a predicate, in the same sentence: "X was wrong, Justice Thomas wrote in dissent".
 _SEPARATE_OPINION = re.compile(r"^[^.;]*?,\s*[^.;,]{0,60}?\b(?:wrote|said|argued|contended|maintained|insisted|"
                                r"observed|noted|added|explained)\b[^.;,]{0,20}?\b(?:dissent|concurr)\w*", re.I)

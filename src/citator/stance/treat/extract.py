@@ -195,7 +195,6 @@ def _named_before(text: str, m: re.Match[str], mentions: list[_Mention]) -> int 
     return None
 
 
-# Between a case and an `after` cue it is the subject of: "Chimel v. California (1969) overruled Rabinowitz".
 def _fits(pattern: re.Pattern[str], gap: str) -> bool:
     """Whether `gap` (text between a cue and a case, or two cases) is all `pattern`: runs of white space are one
     space first (text from PDFs has long ones, on which the patterns' optional spaces would backtrack for minutes),
@@ -205,6 +204,7 @@ def _fits(pattern: re.Pattern[str], gap: str) -> bool:
 
 _SPACES = re.compile(r"\s+")
 _LONGEST_GAP = 2000
+# Between a case and an `after` cue it is the subject of: "Chimel v. California (1969) overruled Rabinowitz".
 _ACTOR_GAP = re.compile(r"\s*(?:\([^()]{0,40}\))?\s*(?:\w+ly\s+)?")
 
 
