@@ -312,3 +312,43 @@ def test_a_name_glued_to_the_next_word_is_still_the_name() -> None:
     table = extract(corpus() + [holland, payne])
     assert {(r.cited_doc_id, r.treatment, r.cited_as) for r in table.by("new")} \
         == {("holland", "follows", "Missouri v. Holland")}
+
+
+def test_a_pronoun_or_both_decisions_stands_for_the_case_a_reader_would_take() -> None:
+    assert rows("Booth v. Maryland rested on a mistaken premise, and we overrule it today.") == {("booth", "overrules")}
+    assert rows("Ohio v. Roberts admitted hearsay on a showing of reliability. That decision is overruled.") \
+        == {("roberts", "overrules")}
+    assert rows("Because Ohio v. Roberts let reliability stand in for confrontation, we make clear that it is "
+                "repudiated.") == {("roberts", "abrogates")}
+    assert rows("The rule of Booth v. Maryland, extended in South Carolina v. Gathers, rests on a mistaken premise, "
+                "and both decisions are overruled.") == {("booth", "overrules"), ("gathers", "overrules")}
+    assert rows("Booth v. Maryland and South Carolina v. Gathers misread the Amendment; they are abandoned.") \
+        == {("booth", "abrogates"), ("gathers", "abrogates")}
+    # Two cases leave "it" unresolved; a predicate said of anything takes no pronoun; another's act stays another's.
+    assert rows("Booth v. Maryland and Ohio v. Roberts share a premise, and we overrule it.") == set()
+    assert rows("The Court of Appeals read Ohio v. Roberts broadly, and it was wrong.") == set()
+    assert rows("Ohio v. Roberts stood for decades. It was overruled long ago by another decision.") == set()
+    assert rows("Ohio v. Roberts was widely followed; that case was overruled in part by a later decision.") == set()
+    assert rows("Terry v. Ohio guided the officers, but it was abrogated when Congress changed the statute.") == set()
+    assert rows("The State does not ask us to overrule Ohio v. Roberts, and we do not overrule it.") \
+        <= {("roberts", "follows")}
+    assert rows("Under Ohio v. Roberts, the Court would have to find the statement unreliable in order to "
+                "overturn it.") <= {("roberts", "follows")}
+
+
+def test_more_ways_the_court_sets_a_case_aside() -> None:
+    assert rows("We decline to follow Ohio v. Roberts any longer.") == {("roberts", "abrogates")}
+    assert rows("We now disavow the method of decision used in Ohio v. Roberts.") == {("roberts", "abrogates")}
+    assert rows('The "reliability" test drawn from Ohio v. Roberts is abandoned.') == {("roberts", "abrogates")}
+    assert rows("Ohio v. Roberts, upon which the lower courts have relied for decades, is likewise overruled.") \
+        == {("roberts", "overrules")}
+    assert rows("Ohio v. Roberts, which asked whether a statement bore 'indicia of reliability,' is abandoned.") \
+        == {("roberts", "abrogates")}
+    assert rows("We overrule Booth v. Maryland and those portions of South Carolina v. Gathers that rest on it.") \
+        == {("booth", "overrules"), ("gathers", "overrules")}
+    assert rows("Booth v. Maryland was wrong when decided. Accordingly, Booth must be overruled.") \
+        == {("booth", "overrules")}
+    # A duty in someone's mouth or under a condition is no act; nor is a lower court's refusal.
+    assert rows("Petitioner argues that Booth must be overruled.") == set()
+    assert rows("If its premise fails, Booth v. Maryland must be overruled.") == set()
+    assert rows("The Court of Appeals declined to follow Ohio v. Roberts.") == set()

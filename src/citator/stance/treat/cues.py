@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from citator.stance.treat.record import RED
 
 _NOUNS = (r"(?:decisions?|holdings?|rulings?|opinions?|precedents?|cases?|rule|test|doctrine|standard|principles?|"
-          r"approach|framework|reasoning|logic|analysis|interpretation|exception|presumption|requirement|vitality|"
+          r"approach|framework|methods?|reasoning|logic|analysis|interpretation|exception|presumption|requirement|vitality|"
           r"validity|soundness|viability)")
 # A title's corporate ending, which name matching leaves out: "Chevron U.S.A. Inc. v. NRDC, Inc."
 ENDING = r"(?:,?\s*(?:Inc|Co|Corp|Ltd|LLC|L\.\s?P)\b\.?)?"
@@ -34,12 +34,15 @@ OBJECT = re.compile(
     r"(?:had\s+)?(?:identified|established|announced|set)\s+in)\s+)?(?:both\s+)?(?:the\s+)?"
     # a short name before the citation that is the mention: "overruled Booth, 482 U.S. 496"
     r"(?:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3},\s+)?$", re.I)
+# A relative clause after a case says what the case did, not what is done to it: ", which held otherwise,".
+_RELATIVE = (r",\s*(?:which|that|where|(?:in|on|upon|to|for|from|under|by)\s+which|decided|announced|handed\s+down)\s+"
+             r"[^.;]{0,160}?,[’'\"”]?")
 # Between a case and its `before` cue: "Booth v. Maryland", "'s rule", "(1896)", ", which held otherwise,", "decision".
 SUBJECT = re.compile(
     # a title's closing abbreviation ("..., Inc. is overruled") and "supra" stand between too
     rf"{ENDING}\.?\s*(?:\([^()]{{0,40}}\))?\s*(?:,?\s*supra\b)?\s*,?\s*(?:['’]s\s+)?(?:{_NOUNS}\s*)?"
     r"(?:and\s+(?:its|their)\s+progeny\s*)?"
-    r"(?:,\s*(?:which|that|where|in\s+which|decided|announced|handed\s+down)\s+[^.;]{0,160}?,)?"
+    rf"(?:{_RELATIVE})?"
     r"\s*(?:(?:therefore|thus|now|hereby|expressly|explicitly|itself|also|then|must|should|ought\s+to)\s+)*$", re.I)
 # "To the extent that X held otherwise, it is overruled": the case is named in the clause, the pronoun is overruled.
 _EXTENT = re.compile(r"\b(?:to\s+the\s+extent(?:\s+that)?|insofar\s+as)\s+$", re.I)
@@ -71,7 +74,7 @@ def _cue(treatment: str, side: str, words: str, subject_only: bool = False) -> C
 
 # "is", "was clearly": not "was hardly", "was only".
 _BE = (r"(?:is|was|were|are|(?:has|have|had)\s+(?:long\s+|since\s+|already\s+|now\s+)?been|be|been),?\s+"
-       r"(?:(?:hereby|now|thus|therefore|also|accordingly)\s+|(?!(?:hardly|scarcely|barely|only|arguably|possibly|"
+       r"(?:(?:hereby|now|thus|therefore|also|accordingly|likewise|similarly)\s+|(?!(?:hardly|scarcely|barely|only|arguably|possibly|"
        r"probably)\b)\w+ly,?\s+)?")
 CUES: tuple[Cue, ...] = (
     _cue("overrules", "after", r"(?:overruled|overturned),?\s+as\s+(?:is|are)|overrul(?:ed|es|ing|e)|"
@@ -79,8 +82,7 @@ CUES: tuple[Cue, ...] = (
                                # "reversed" alone meets a lower court's judgment; the Court's own decision is named
                                r"revers(?:ed|es|ing)\s+(?:its|the\s+Court['’]s)\s+(?:own\s+)?"
                                r"(?:earlier|prior|previous|former)\s+(?:decisions?|holdings?|rulings?)\s+in"),
-    _cue("overrules", "before", rf"{_BE}(?:overruled|overturned)|(?:both\s+of\s+)?(?:those|these|both)\s+"
-                                r"(?:cases|decisions)\s+(?:are|were)\s+overruled|"
+    _cue("overrules", "before", rf"{_BE}(?:overruled|overturned)|"
                                 # "should be, and now is, overruled": the Court's own act, modal and all
                                 r"(?:should|must)\s+be,?\s+and\s+(?:it\s+|they\s+)?(?:now\s+|hereby\s+)?(?:is|are),?\s+"
                                 r"(?:hereby\s+)?overruled|"
@@ -95,7 +97,7 @@ CUES: tuple[Cue, ...] = (
                                r"jettison(?:ed|s|ing)?|rece(?:de|ded|des|ding)\s+from|"
                                r"(?:declin(?:e|ed|es|ing)\s+to|no\s+longer)\s+adhere\s+to|"
                                r"withdrew\s+its\s+(?:previous|prior|earlier)\s+opinions?\s+in|"
-                               r"no\s+longer\s+follow(?:s|ed)?|"
+                               r"no\s+longer\s+follow(?:s|ed)?|declin(?:e|ed|es|ing)\s+to\s+follow|"
                                # "rejected" alone mostly meets a party's argument; a case's rule is named as one
                                r"reject(?:ed|s|ing)?\s+(?:the|its)\s+(?:[\w“”\"-]+\s+){0,2}(?:rule|test|standard|"
                                r"doctrine|approach|reasoning|holding|rationale|framework)\s+(?:of|in|from|used\s+in|"
@@ -159,8 +161,8 @@ _PREPOSITIONS = r"in|under|by|with|from|to|than|on|upon"
 _OBJECT_OF = re.compile(rf"\b(?:{_PREPOSITIONS})\s+(?:the\s+)?$", re.I)
 # For a `subject_only` cue, "of" too ("the reading of"), unless the noun names the case's own rule.
 _OF_ANOTHER = re.compile(rf"\b(?:{_PREPOSITIONS}|of)\s+(?:the\s+)?$", re.I)
-_OWN_RULE = re.compile(rf"\b{_NOUNS}\s+(?:of|in)\s+(?:the\s+)?$", re.I)
-_RULE_IN = re.compile(rf"\b{_NOUNS}\s+(?:\w+\s+){{0,3}}?(?:{_PREPOSITIONS}|of)\s+(?:the\s+)?$", re.I)
+_OWN_RULE = re.compile(rf"\b{_NOUNS}[’'\"”]?\s+(?:of|in)\s+(?:the\s+)?$", re.I)
+_RULE_IN = re.compile(rf"\b{_NOUNS}[’'\"”]?\s+(?:\w+\s+){{0,3}}?(?:{_PREPOSITIONS}|of)\s+(?:the\s+)?$", re.I)
 # ... but not someone's reading of it: "the Court of Appeals' interpretation of Zant was incorrect".
 _THEIR_READING = re.compile(rf"(?<!Court)['’]s?\s+(?:\w+\s+)?{_NOUNS}\s+(?:of|in)\s+(?:the\s+)?$", re.I)
 # "while Miranda required ..., later statements need not be": what a case required, conceded to be set aside.
@@ -186,6 +188,9 @@ _DECLINED = re.compile(r"\b(?:declin\w*|refus\w*|reject\w*\s+(?:the\s+)?(?:invit
 
 _MODAL = re.compile(r"\b(?:would|should|could|might|may|must|had|whether|if)\b", re.I)
 # "should be, and now is, overruled", and "the Court held that X must be overruled": the duty is the Court's act.
+# So is "must" in a sentence that opens with its case: "Accordingly, X must be overruled."
+_DECLARED = re.compile(r"\s*(?:(?:accordingly|therefore|thus|hence|consequently|in\s+short|in\s+sum|"
+                       r"for\s+(?:these|those|the\s+foregoing)\s+reasons)\s*,?\s*)?", re.I)
 _FIRM = re.compile(r",?\s+and\s+(?:it\s+|they\s+)?(?:now\s+|hereby\s+)?(?:is|are)\b", re.I)
 _COURT_HELD = re.compile(r"\b(?:the\s+(?:Supreme\s+)?Court|we|the\s+majority|the\s+plurality)\s+(?:\w+\s+){0,2}?"
                          r"(?:held|holds?|conclude[sd]?|ruled|rules?|decided|decides?|determined|found|finds?|agreed|"
@@ -193,11 +198,12 @@ _COURT_HELD = re.compile(r"\b(?:the\s+(?:Supreme\s+)?Court|we|the\s+majority|the
 _DUTY = re.compile(r"\b(?:must|should|ought\s+to)\b", re.I)
 # A negation binds within its clause: in "does not confer a right, and that X is overruled" the "not" is done.
 _CLAUSE = re.compile(r".*(?:,\s+and\s+(?:that\s+)?|;\s*)", re.S)
-# After a cue: someone else did it ("was overruled by Payne", "in Payne", "in 1991", "two years later"); "by
-# today's decision" is this one.
-_BY_ANOTHER = re.compile(r"(?:,[^,.;]{0,30},)?\s+(?:by\b(?!\s+(?:today['’]s|this|our|the\s+present)\b)|"
-                         r"in\s+(?!(?:Parts?|Sections?)\b)(?:\d{4}|[A-Z])|"
-                         r"(?:(?:\w+\s+){0,2}(?:later|afterwards?)|subsequently)\b)")
+# After a cue: someone else did it ("was overruled by Payne", "in part by Payne", "in Payne", "in 1991", "two years
+# later", "long ago", "when Payne held ..."); "by today's decision" is this one.
+_BY_ANOTHER = re.compile(r"(?:,[^,.;]{0,30},)?(?:\s+in\s+(?:relevant\s+|large\s+|substantial\s+)?part)?\s+"
+                         r"(?:by\b(?!\s+(?:today['’]s|this|our|the\s+present)\b)|"
+                         r"in\s+(?!(?:Parts?|Sections?)\b)(?:\d{4}|[A-Z])|when\b|"
+                         r"(?:(?:\w+\s+){0,3}?(?:later|afterwards?|ago)|subsequently)\b)")
 # Before an `after` cue, what makes the act another's or another time's: a lower court as its subject ("the
 # district court overruled Booth's objection"), a telling of history ("the Court has previously overruled"), or a
 # decision named as its actor ("In Chimel v. California, the Court overruled", "the Court in Crawford abandoned").
@@ -279,6 +285,9 @@ def turn(cue: Cue, before: str, cue_text: str, after: str, lead: str = "", rest:
             return None  # "under which X was overruled", "In Payne, the Court held that X must be overruled"
         if _FIRM.search(cue_text) or _COURT_HELD.search(lead):
             before, cue_text = _DUTY.sub("", before), _DUTY.sub("", cue_text)
+        elif _DECLARED.fullmatch(lead):
+            before = re.sub(r"\bmust\b", "", before)
+        before = re.sub(_RELATIVE, " ", before)  # "X, which asked whether ..., is overruled": the case's words
         clause = lead[m.end():] if (m := _CLAUSE.match(lead)) else lead
         someone_else = (_SOMEONE_ELSE.search(before) or _SOMEONE_ELSE.search(clause) or _SAID_THAT.search(lead)
                         or _SEPARATE_OPINION.match(after))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from citator.data.records import Document
 from citator.stance.treat.cues import CUES, ENDING, OBJECT, Cue, governs, subject_of, turn
 from citator.stance.treat.affected import Earlier, again
+from citator.stance.treat import refer
 from citator.stance.treat.matcher import CaseNames
 from citator.stance.treat.names import WordCounts, tokenize
 from citator.stance.treat.record import RED, TREATMENTS, Treatment
@@ -29,7 +30,7 @@ _ANY_CUE = re.compile("|".join(f"(?:{c.pattern.pattern})" for c in CUES), re.I)
 # Also a title's closing abbreviation, "supra", a relative clause ("Roe v. Wade, which held ..., and Casey"), and
 # the short name before a bare citation ("Booth, 482 U.S. 496, and Gathers, 490 U.S. 805").
 _AND = re.compile(ENDING + r"\.?\s*(?:\([^()]{0,40}\))?\s*(?:,?\s*supra\b)?\s*(?:,\s*(?:which|that)\s+[^.;]{0,160}?)?"
-                  r"(?:,\s*|\s+)(?:and\s+|or\s+|as\s+well\s+as\s+)?(?:(?:the\s+)?(?:portions?|parts?)\s+of\s+)?"
+                  r"(?:,\s*|\s+)(?:and\s+|or\s+|as\s+well\s+as\s+)?(?:(?:the\s+|those\s+|that\s+)?(?:portions?|parts?)\s+of\s+)?"
                   r"(?:the\s+)?(?:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3},\s+)?$", re.I)
 # After a case name: its reporter citation or year, as in "Brown v. United States, 359 U.S. 41 (1959)".
 _CITE_GAP = re.compile(ENDING + r"\.?[\s,]*\(?\s*$")
@@ -102,14 +103,18 @@ def _corpus(docs: list[Document], given: Mapping[str, str], words: WordCounts) -
 
 def _document_rows(doc: Document, corpus: _Corpus) -> list[Treatment]:
     text = doc.text
-    spans = [(a, b) for a, b in court_sentences(text) if _ANY_CUE.search(text, a, b)]
-    if not spans:
+    spans = court_sentences(text)
+    if not any(_ANY_CUE.search(text, a, b) for a, b in spans):
         return []
     hits = corpus.names.find(text, tokenize(text))
     rows: list[Treatment] = []
-    for a, b in spans:
+    for i, (a, b) in enumerate(spans):
+        if not _ANY_CUE.search(text, a, b):
+            continue
         mentions = _mentions(doc, corpus, hits, a, b)
-        for mention, treatment in _links(text, a, b, mentions, doc.title):
+        # The sentence just before, for a reference to the case it names ("That decision is overruled.").
+        prior = _mentions(doc, corpus, hits, *spans[i - 1]) if i and not text[spans[i - 1][1]:a].strip() else []
+        for mention, treatment in _links(text, a, b, mentions, prior, doc.title):
             for cited in mention.doc_ids:
                 rows.append(Treatment(doc.doc_id, cited, treatment, text[a:b], a, b, mention.found_by,
                                       text[mention.start:mention.end]))
@@ -160,8 +165,10 @@ def _resolve(citing: str, ids: tuple[str, ...], corpus: _Corpus, year: int | Non
     return tuple(left) if len(left) == 1 else ()
 
 
-def _links(text: str, a: int, b: int, mentions: list[_Mention], title: str) -> list[tuple[_Mention, str]]:
-    """Each mention with the treatment its strongest cue in the sentence gives it."""
+def _links(text: str, a: int, b: int, mentions: list[_Mention], prior: list[_Mention], title: str
+           ) -> list[tuple[_Mention, str]]:
+    """Each mention with the treatment its strongest cue in the sentence gives it (`prior`: the previous
+    sentence's mentions, which a reference such as "that decision" may take)."""
     found = [(m, cue) for cue in CUES for m in cue.pattern.finditer(text, a, b)]
     # A cue inside a longer one ("overturned" in "in effect overturned") is the longer one's.
     found = [(m, cue) for m, cue in found
@@ -169,10 +176,42 @@ def _links(text: str, a: int, b: int, mentions: list[_Mention], title: str) -> l
                         m.end() - m.start() for o, _ in found)]
     best: dict[int, str] = {}
     for m, cue in found:
-        for k, treatment in _governed(text, (a, b), m, cue, mentions, title):
+        for k, treatment in _governed(text, (a, b), m, cue, mentions, title) or _referred(text, (a, b), m, cue,
+                                                                                           mentions, prior, title):
             if k not in best or _PRIORITY[treatment] < _PRIORITY[best[k]]:
                 best[k] = treatment
-    return [(mentions[k], t) for k, t in sorted(best.items())]
+    # k < 0 is the previous sentence's mention -1 - k
+    return [(mentions[k] if k >= 0 else prior[-1 - k], t) for k, t in sorted(best.items())]
+
+
+def _referred(text: str, sentence: tuple[int, int], m: re.Match[str], cue: Cue, mentions: list[_Mention],
+              prior: list[_Mention], title: str) -> list[tuple[int, str]]:
+    """For a red cue whose case is a reference ("we abandon it", "both decisions are overruled"), the mentions it
+    stands for (`refer.antecedents`), with what the cue says of them once read in its sentence (`turn`). A
+    predicate said of many things (`subject_only`: "it was wrong") takes no reference."""
+    a, b = sentence
+    if cue.treatment not in RED or cue.subject_only:
+        return []
+    if cue.side == "after":
+        ref = refer.OBJECT.match(text, m.end())
+        if ref is None or any(x.end <= m.start() and _fits(_ACTOR_GAP, text[x.end:m.start()]) for x in mentions):
+            return []
+        if not refer.asserted(text[a:m.start()]):
+            return []  # "the Court would have to find ... in order to overturn it": "it" is anything
+        said = turn(cue, text[a:m.start()], m.group(), text[ref.end():b], rest=text[ref.end():b], title=title)
+        at = m.start()
+    else:
+        w = max(a, m.start() - 80)
+        ref = refer.SUBJECT.search(text[w:m.start()])
+        if ref is None:
+            return []
+        at = w + ref.start()
+        if any(at <= x.start < m.start() for x in mentions):
+            return []  # a case named between the reference and the cue is the cue's subject
+        said = turn(cue, ref.group(), m.group(), text[m.end():b], text[max(a, at - 120):at], title=title)
+    if not said:
+        return []
+    return [(k, said) for k in refer.antecedents(ref, mentions, at, prior)]
 
 
 # After an `after` cue, a noun that points back ("overturned the rule"), and after a case, the same noun naming
@@ -233,12 +272,11 @@ def _governed(text: str, sentence: tuple[int, int], m: re.Match[str], cue: Cue, 
         if k is None:
             return []
         gap = text[mentions[k].end:m.start()]
-        free = re.search(r"cases|decisions", m.group(), re.I) and len(gap) <= 150
         ks = [k]
         while ks[0] > 0 and _fits(_AND, text[mentions[ks[0] - 1].end:mentions[ks[0]].start]):
             ks.insert(0, ks[0] - 1)
         lead = text[max(a, mentions[ks[0]].start - 120):mentions[ks[0]].start]
-        if not (subject_of(gap, lead) or free) or not governs(cue, lead):
+        if not subject_of(gap, lead) or not governs(cue, lead):
             return []
         said = turn(cue, gap, m.group(), text[m.end():b], lead, title=title)
     return [(k, said) for k in ks] if said else []

@@ -53,7 +53,9 @@ _BREAKERS = frozenset({"court", "courts", "justice", "justices", "chief", "judge
                        "and", "also", "instead", "relying", "applying", "overruling", "reaffirming", "following",
                        "citing", "unlike", "as", "with", "by", "for", "of", "to", "at", "so", "then", "thus",
                        "here", "there", "finally", "further", "additionally", "moreover", "rather", "if",
-                       "supreme", "appeals", "writing", "held", "majority", "dissenting", "concurring"})
+                       "supreme", "appeals", "writing", "held", "majority", "dissenting", "concurring",
+                       "accordingly", "therefore", "hence", "consequently", "nevertheless", "nonetheless", "today",
+                       "indeed", "likewise", "similarly", "ultimately", "now"})
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
