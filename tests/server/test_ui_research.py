@@ -70,6 +70,19 @@ def test_more_asks_for_k_more_and_the_url_keeps_it(client: TestClient) -> None:
     assert 'class="more"' not in client.get("/?" + urlencode({"q": TEXT, "k": 100})).text
 
 
+def test_more_aims_at_the_first_full_column(flag_index: Path) -> None:
+    # Two columns where only the second is full at k (a filter or a short first list): the target is that
+    # column's next hit, which a larger page of two columns has; the first column's "hit-N" it may lack.
+    from citator.server.ui.app import PageFilters, _columns, _tools
+
+    index = StanceIndex.open(flag_index)
+    ((_, _, cards),) = _columns(index, TEXT, 5, PageFilters())
+    two = [("supported", "Supporting", cards[:3]), ("refuted", "Refuting", cards)]
+    assert _tools(index, TEXT, 5, 5, two, PageFilters())["more"].endswith("#refuted-hit-6")
+    assert _tools(index, TEXT, 5, 5, two[::-1], PageFilters())["more"].endswith("#hit-6")
+    assert _tools(index, TEXT, 5, 5, [two[0]], PageFilters())["more"] is None
+
+
 def test_export_downloads_what_citator_brief_prints(client: TestClient, flag_index: Path) -> None:
     html = client.get("/?" + urlencode({"q": TEXT})).text
     links = dict(re.findall(r'<a href="(/export\?[^"]+)" download>(\w+)</a>', html))

@@ -264,10 +264,13 @@ def _tools(index: StanceIndex, q: str, k: int, step: int, columns: list[tuple[st
     while a column is full, the downloads of a case index's brief, and the "no good match" notice; every link
     keeps the brief's filters."""
     hits = [c["hit"] for _, _, cards in columns for c in cards]
-    full = any(len(cards) == k for _, _, cards in columns)
+    full = [i for i, (_, _, cards) in enumerate(columns) if len(cards) == k]
     kept = filters.query()
+    # The target: the first column's next hit ("hit-N", one list or two at the larger k), or, where only a later
+    # column is full, that column's (two columns that differ at k still differ at a larger k).
+    target = "hit" if full and full[0] == 0 else f"{columns[full[0]][0]}-hit" if full else ""
     more = ("/?" + urlencode({"q": q, "k": min(k + step, MAX_K), **kept}, doseq=True)
-            + f"#hit-{k + 1}" if full and k < MAX_K else None)  # the first column's, one list or two
+            + f"#{target}-{k + 1}" if full and k < MAX_K else None)
     exports = None if index.statutes else {
         fmt: "/export?" + urlencode({"q": q, "k": k, "format": fmt, **kept}, doseq=True) for fmt in EXPORTS}
     return {"more": more, "exports": exports, "best": best_match(hits), "weak": weak(hits), "threshold": THRESHOLD}
