@@ -49,11 +49,21 @@ _EXTENT = re.compile(r"\b(?:to\s+the\s+extent(?:\s+that)?|insofar\s+as)\s+$", re
 _EXTENT_GAP = re.compile(r"[^.;]{1,120}?,\s+(?:it|they)\s+$", re.I)
 
 
+def fits(pattern: re.Pattern[str], gap: str) -> bool:
+    """Whether `gap` (text between a cue and a case, or two cases) is all `pattern`: runs of white space are one
+    space first (text from PDFs has long ones, on which the patterns' optional spaces would backtrack for minutes),
+    and no gap longer than any pattern allows is tried."""
+    return len(gap) <= _LONGEST_GAP and pattern.fullmatch(_SPACES.sub(" ", gap)) is not None
+
+
+_SPACES = re.compile(r"\s+")
+_LONGEST_GAP = 2000
+
+
 def subject_of(gap: str, lead: str) -> bool:
     """Whether the case that `lead` (its sentence's words just before it) leads to is the subject of a `before`
     cue `gap` after it: "X [, which held ...,] is overruled", "to the extent X held otherwise, it is overruled"."""
-    gap = re.sub(r"\s+", " ", gap)  # one space for each run: optional spaces would backtrack on long runs
-    return len(gap) <= 400 and bool(SUBJECT.fullmatch(gap) or (_EXTENT.search(lead) and _EXTENT_GAP.fullmatch(gap)))
+    return fits(SUBJECT, gap) or bool(_EXTENT.search(lead) and fits(_EXTENT_GAP, gap))
 
 
 @dataclass(frozen=True)

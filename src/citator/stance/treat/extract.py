@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from citator.data.records import Document
-from citator.stance.treat.cues import CUES, ENDING, OBJECT, Cue, governs, subject_of, turn
+from citator.stance.treat.cues import CUES, ENDING, OBJECT, Cue, fits, governs, subject_of, turn
 from citator.stance.treat.affected import Earlier, again
 from citator.stance.treat import refer
 from citator.stance.treat.matcher import CaseNames
@@ -134,7 +134,7 @@ def _mentions(doc: Document, corpus: _Corpus, hits: list, a: int, b: int) -> lis
             continue  # "Osborn's arguments", or "Osborn" in Osborn v. Haley: a party, not a case
         start, end, ids, found_by = hit.start, hit.end, hit.doc_ids, "name"
         for k, (cs, ce, cited) in enumerate(cites):
-            if cs >= end and _fits(_CITE_GAP, text[end:cs]):
+            if cs >= end and fits(_CITE_GAP, text[end:cs]):
                 used.add(k)
                 end = ce
                 if cited:
@@ -194,7 +194,7 @@ def _referred(text: str, sentence: tuple[int, int], m: re.Match[str], cue: Cue, 
         return []
     if cue.side == "after":
         ref = refer.OBJECT.match(text, m.end())
-        if ref is None or any(x.end <= m.start() and _fits(_ACTOR_GAP, text[x.end:m.start()]) for x in mentions):
+        if ref is None or any(x.end <= m.start() and fits(_ACTOR_GAP, text[x.end:m.start()]) for x in mentions):
             return []
         if not refer.asserted(text[a:m.start()]):
             return []  # "the Court would have to find ... in order to overturn it": "it" is anything
@@ -234,15 +234,6 @@ def _named_before(text: str, m: re.Match[str], mentions: list[_Mention]) -> int 
     return None
 
 
-def _fits(pattern: re.Pattern[str], gap: str) -> bool:
-    """Whether `gap` (text between a cue and a case, or two cases) is all `pattern`: runs of white space are one
-    space first (text from PDFs has long ones, on which the patterns' optional spaces would backtrack for minutes),
-    and no gap longer than any pattern allows is tried."""
-    return len(gap) <= _LONGEST_GAP and pattern.fullmatch(_SPACES.sub(" ", gap)) is not None
-
-
-_SPACES = re.compile(r"\s+")
-_LONGEST_GAP = 2000
 # Between a case and an `after` cue it is the subject of: "Chimel v. California (1969) overruled Rabinowitz".
 _ACTOR_GAP = re.compile(r"\s*(?:\([^()]{0,40}\))?\s*(?:\w+ly\s+)?")
 
@@ -254,16 +245,16 @@ def _governed(text: str, sentence: tuple[int, int], m: re.Match[str], cue: Cue, 
     a, b = sentence
     if cue.side == "after":
         before = text[a:m.start()]
-        if cue.treatment in RED and any(x.end <= m.start() and _fits(_ACTOR_GAP, text[x.end:m.start()])
+        if cue.treatment in RED and any(x.end <= m.start() and fits(_ACTOR_GAP, text[x.end:m.start()])
                                         for x in mentions):
             return []  # another decision's act: "Chimel v. California overruled ..."
         k = next((i for i, x in enumerate(mentions) if x.start >= m.end()), None)
-        if k is None or not _fits(OBJECT, text[m.end():mentions[k].start]):
+        if k is None or not fits(OBJECT, text[m.end():mentions[k].start]):
             back = _named_before(text, m, mentions)
             said = None if back is None else turn(cue, before, m.group(), "", title=title)
             return [(back, said)] if back is not None and said else []
         ks = [k]
-        while ks[-1] + 1 < len(mentions) and _fits(_AND, text[mentions[ks[-1]].end:mentions[ks[-1] + 1].start]):
+        while ks[-1] + 1 < len(mentions) and fits(_AND, text[mentions[ks[-1]].end:mentions[ks[-1] + 1].start]):
             ks.append(ks[-1] + 1)
         said = turn(cue, before, m.group(), text[m.end():mentions[k].start], rest=text[mentions[ks[-1]].end:b],
                     title=title)
@@ -273,7 +264,7 @@ def _governed(text: str, sentence: tuple[int, int], m: re.Match[str], cue: Cue, 
             return []
         gap = text[mentions[k].end:m.start()]
         ks = [k]
-        while ks[0] > 0 and _fits(_AND, text[mentions[ks[0] - 1].end:mentions[ks[0]].start]):
+        while ks[0] > 0 and fits(_AND, text[mentions[ks[0] - 1].end:mentions[ks[0]].start]):
             ks.insert(0, ks[0] - 1)
         lead = text[max(a, mentions[ks[0]].start - 120):mentions[ks[0]].start]
         if not subject_of(gap, lead) or not governs(cue, lead):
