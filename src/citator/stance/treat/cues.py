@@ -217,15 +217,14 @@ _BY_ANOTHER = re.compile(r"(?:,[^,.;]{0,30},)?(?:\s+in\s+(?:relevant\s+|large\s+
 # Before an `after` cue, what makes the act another's or another time's: a lower court as its subject ("the
 # district court overruled Booth's objection"), a telling of history ("the Court has previously overruled"), or a
 # decision named as its actor ("In Chimel v. California, the Court overruled", "the Court in Crawford abandoned").
-_LOWER_COURT = re.compile(r"\b(?:(?:district|trial|lower|appeals|appellate|circuit|state|county|bankruptcy|habeas|"
-                          r"magistrate)\s+(?:court|judge)s?|Court\s+of\s+(?:Criminal\s+)?Appeals|(?:First|Second|"
-                          r"Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|Eleventh|D\.\s?C\.|Federal)\s+Circuit|"
-                          r"judge)(?:\s+(?:also|then|had|has|later|itself|\w+ly))*\s*$", re.I)
-# Someone besides the Court as the verb's subject ("the agency abandoned Chevron deference"); not Congress, whose
-# statute can abrogate a decision.
-_OTHER_ACTOR = re.compile(r"\b(?:agency|agencies|petitioners?|respondents?|government|parties|party|amicus|amici|"
-                          r"plaintiffs?|defendants?|counsel|prosecutors?|prosecution|commission|board|scholars|"
-                          r"commentators|critics)(?:\s+(?:also|then|had|has|have|\w+ly))*\s*$", re.I)
+# Anyone besides the Court as the verb's subject, a lower court, an agency, a party ("the agency abandoned Chevron
+# deference"); not Congress, whose statute can abrogate a decision.
+_OTHER_ACTOR = re.compile(
+    r"\b(?:(?:district|trial|lower|appeals|appellate|circuit|state|county|bankruptcy|habeas|magistrate)\s+"
+    r"(?:court|judge)s?|Court\s+of\s+(?:Criminal\s+)?Appeals|(?:First|Second|Third|Fourth|Fifth|Sixth|Seventh|"
+    r"Eighth|Ninth|Tenth|Eleventh|D\.\s?C\.|Federal)\s+Circuit|judge|agency|agencies|petitioners?|respondents?|"
+    r"government|parties|party|amicus|amici|plaintiffs?|defendants?|counsel|prosecutors?|prosecution|commission|"
+    r"board|scholars|commentators|critics)(?:\s+(?:also|then|had|has|have|later|itself|themselves|\w+ly))*\s*$", re.I)
 # Reported speech, a debate or a description earlier in the clause: "Respondent argues that Payne ... abrogated
 # Booth", "scholars have debated whether Erie ... repudiated Swift", "Brown is often described as overruling Plessy".
 _REPORTED = re.compile(r"\b(?:(?:argu|contend|assert|insist|maintain|claim|suggest)\w*\s+that|(?:ask|urg|invit)\w*\s+"
@@ -305,7 +304,7 @@ def turn(cue: Cue, before: str, cue_text: str, after: str, lead: str = "", rest:
     near = before[-300:]  # what speaks of the cue's act stands near it (and long text is not searched again)
     if _DECLINED.search(near):
         return "follows" if cue.treatment in RED else None
-    if _SOMEONE_ELSE.search(near) or _LOWER_COURT.search(near) or _OTHER_ACTOR.search(near):
+    if _SOMEONE_ELSE.search(near) or _OTHER_ACTOR.search(near):
         return None
     if cue.treatment in RED and (_REPORTED.search(near) or _PARENTHETICAL.search(near)):
         return None
