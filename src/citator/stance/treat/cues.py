@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from citator.stance.treat.record import RED
 
 _NOUNS = (r"(?:decisions?|holdings?|rulings?|opinions?|precedents?|cases?|rule|test|doctrine|standard|principles?|"
-          r"approach|framework|methods?|reasoning|logic|analysis|interpretation|exception|presumption|requirement|vitality|"
-          r"validity|soundness|viability)")
+          r"approach|framework|methods?|reasoning|logic|analysis|interpretation|exception|presumption|requirement|"
+          r"vitality|validity|soundness|viability)")
 # A title's corporate ending, which name matching leaves out: "Chevron U.S.A. Inc. v. NRDC, Inc."
 ENDING = r"(?:,?\s*(?:Inc|Co|Corp|Ltd|LLC|L\.\s?P)\b\.?)?"
 # Between an `after` cue and its case: "its prior decision in", "the rule established in", "the Court's logic in".
@@ -84,8 +84,8 @@ def _cue(treatment: str, side: str, words: str, subject_only: bool = False) -> C
 
 # "is", "was clearly": not "was hardly", "was only".
 _BE = (r"(?:is|was|were|are|(?:has|have|had)\s+(?:long\s+|since\s+|already\s+|now\s+)?been|be|been),?\s+"
-       r"(?:(?:hereby|now|thus|therefore|also|accordingly|likewise|similarly)\s+|(?!(?:hardly|scarcely|barely|only|arguably|possibly|"
-       r"probably)\b)\w+ly,?\s+)?")
+       r"(?:(?:hereby|now|thus|therefore|also|accordingly|likewise|similarly)\s+|"
+       r"(?!(?:hardly|scarcely|barely|only|arguably|possibly|probably)\b)\w+ly,?\s+)?")
 CUES: tuple[Cue, ...] = (
     _cue("overrules", "after", r"(?:overruled|overturned),?\s+as\s+(?:is|are)|overrul(?:ed|es|ing|e)|"
                                r"overturn(?:ed|s|ing)?|"
