@@ -124,6 +124,23 @@ def test_a_statute_citation_in_a_case_index_is_answered_with_one_sentence(client
     assert 'class="hit"' in client.get("/?" + urlencode({"q": f"Under {citation} an official may be sued"})).text
 
 
+def test_a_reporter_citation_in_a_case_index_opens_the_decision(metadata_index: Path,
+                                                                metadata_set: dict[str, Path]) -> None:
+    rows = [json.loads(line) for line in metadata_set["metadata"].open()]
+    row = next(r for r in rows if re.fullmatch(r"\d+ U\.S\. \d+", r.get("citation", "")))
+    volume, _, page = row["citation"].split()
+    index = StanceIndex.open(metadata_index)
+    # Every way a researcher types it: the reporter's spaces, a signal, a full cite with name and year.
+    for typed in (row["citation"], f"{volume} US {page}", f"see {volume} U. S. {page}.",
+                  f"Smith v. Jones, {volume} U.S. {page} (1990)"):
+        assert index.cited(typed) == (row["doc_id"],), typed
+    # A citation the index lacks, or one inside a proposition, is no exact citation of its documents.
+    assert index.cited("999 U.S. 999") == () and index.cited(f"Under {row['citation']} a grant binds") == ()
+    client = TestClient(create_app(metadata_index, k=5))
+    answer = client.get("/?" + urlencode({"q": f"{volume} US {page}"}), follow_redirects=False)
+    assert answer.status_code == 303 and urlencode({"id": row["doc_id"]}) in answer.headers["location"]
+
+
 def test_the_document_page_shows_the_flag_and_who_cites_it(client: TestClient) -> None:
     html = client.get("/document?" + urlencode({"id": FLAG_CITED, "p": 0, "q": TEXT})).text
     assert 'class="flag flag-red"' in html and "Cited by 1 later decision here" in html

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from citator.stance.brief.evidence import Span, highlight_key, matched_terms, passage_spans, term_keys
-from citator.stance.brief.kind import wrong_kind
+from citator.stance.brief.kind import cited_kind, wrong_kind
 from citator.stance.brief.label import document_label
 from citator.stance.brief.records import Brief, Citing, Evidence, Hit, MemoryReason, SignalScore
 from citator.data.citations import CitationResolver, base_doc_id, parse_citation
@@ -42,6 +42,7 @@ from citator.stance.retrieve.update import Change, given
 from citator.stance.shards.search import open_searcher
 from citator.stance.shards.update import update
 from citator.stance.treat import flag as treatment_flag
+from citator.stance.treat.reporters import citations_in
 
 # A proposition is read whole or refused: never longer than what the search reads of one query.
 MAX_PROPOSITION_CHARS = MAX_QUERY_CHARS
@@ -136,13 +137,28 @@ class StanceIndex:
         self.searcher.close()
 
     def cited(self, text: str) -> tuple[str, ...]:
-        """The sections of this index that `text` cites exactly (`NRS 432B.220`, `D.C. Code § 16-2301`; every
-        printed version), found by parsing alone; () when `text` is no citation or cites nothing here."""
+        """The documents of this index that `text` cites exactly, found by parsing alone: a statute index's sections
+        (`NRS 432B.220`, `D.C. Code § 16-2301`; every printed version), or the decisions of a case index whose
+        `citation` metadata is the reporter citation that `text` is ("500 U.S. 565", "500 US 565", "see 500 U. S.
+        565."; compared as volume, reporter and page). () when `text` is no citation or cites nothing here."""
         _text(text, "text")
         self._fresh()
+        if not self.statutes:
+            return self._cited_case(text)
         if self._resolver is None:
             self._resolver = CitationResolver(self.searcher.doc_ids)
         return self._resolver.resolve(text).doc_ids
+
+    def _cited_case(self, text: str) -> tuple[str, ...]:
+        if "citation" not in self.searcher.metadata_keys or cited_kind(text) != "case":
+            return ()
+        found = citations_in(text)
+        if len(found) != 1:
+            return ()
+        volume, reporter, page = found[0].key
+        # The metadata filter compares exactly: the citation as the index's documents write it, "500 U.S. 565".
+        hits = self.search(text, "all", 5, [f"citation={volume} {reporter} {page}"])
+        return tuple(hit.doc_id for hit in hits)
 
     def mismatch(self, text: str) -> str | None:
         """One sentence when `text` is an exact citation of a kind this index does not hold (a statute typed into
