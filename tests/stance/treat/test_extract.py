@@ -352,3 +352,13 @@ def test_more_ways_the_court_sets_a_case_aside() -> None:
     assert rows("Petitioner argues that Booth must be overruled.") == set()
     assert rows("If its premise fails, Booth v. Maryland must be overruled.") == set()
     assert rows("The Court of Appeals declined to follow Ohio v. Roberts.") == set()
+
+
+def test_what_another_court_or_decision_follows_is_not_this_ones_reliance() -> None:
+    assert rows("The Court in Terry v. Ohio declined to overrule Ohio v. Roberts.") == set()
+    assert rows("The Ohio Supreme Court, applying Terry v. Ohio, upheld the search.") == set()
+    assert rows("The courts below relied on Ohio v. Roberts to admit the statement.") == set()
+    # This Court's own reliance stays, however it names itself.
+    assert rows("The Supreme Court applied Terry v. Ohio to the stop.") == {("terry", "follows")}
+    assert rows("The U.S. Supreme Court relied on Terry v. Ohio.") == {("terry", "follows")}
+    assert rows("We decline to overrule Ohio v. Roberts.") == {("roberts", "follows")}

@@ -224,7 +224,10 @@ _OTHER_ACTOR = re.compile(
     r"(?:court|judge)s?|Court\s+of\s+(?:Criminal\s+)?Appeals|(?:First|Second|Third|Fourth|Fifth|Sixth|Seventh|"
     r"Eighth|Ninth|Tenth|Eleventh|D\.\s?C\.|Federal)\s+Circuit|judge|agency|agencies|petitioners?|respondents?|"
     r"government|parties|party|amicus|amici|plaintiffs?|defendants?|counsel|prosecutors?|prosecution|commission|"
-    r"board|scholars|commentators|critics)(?:\s+(?:also|then|had|has|have|later|itself|themselves|\w+ly))*\s*$", re.I)
+    r"board|scholars|commentators|critics|courts|"
+    # a State's highest court ("the Florida Supreme Court"), not this one ("the Supreme Court", "U.S. Supreme Court")
+    r"(?<!U\.S\.\s)(?!the\b|united\b|U\.S\.)[A-Z][a-z]+\s+Supreme\s+Court)"
+    r"(?:\s+(?:also|then|had|has|have|later|itself|themselves|below|\w+ly))*\s*,?\s*$", re.I)
 # Reported speech, a debate or a description earlier in the clause: "Respondent argues that Payne ... abrogated
 # Booth", "scholars have debated whether Erie ... repudiated Swift", "Brown is often described as overruling Plessy".
 _REPORTED = re.compile(r"\b(?:(?:argu|contend|assert|insist|maintain|claim|suggest)\w*\s+that|(?:ask|urg|invit)\w*\s+"
@@ -249,7 +252,7 @@ _IN_DECISION = re.compile(
     rf"^\s*(?:Conclusion:\s*)?In\s+(?!{_NOT_A_CASE})(?P<a>{_CASE})\s*,\s+(?:the\s+(?:Supreme\s+)?Court|we|this\s+"
     rf"Court|the\s+majority|it|the\s+justices)\b")
 _ANOTHER_DECISION = re.compile(
-    rf"(?:\bthe\s+Court\s+in\s+(?P<b>{_CASE})\s|"
+    rf"(?:\b[Tt]he\s+Court\s+in\s+(?P<b>{_CASE})\s|"
     rf"(?P<c>{_NAME}\s+v\.?\s+{_NAME})\s*(?:,\s*\d+\s+U\.\s?S\.\s+\d+)?\s*(?:\(\d{{4}}\))?\s*,?\s*(?:\w+ly\s+)?$|"
     # "Mapp v. Ohio, which overruled Wolf": the relative clause's act is its antecedent's
     rf"(?P<d>{_CASE})\s*,\s*(?:which|that)\s+(?:\w+ly\s+|also\s+|itself\s+)?$)")
@@ -302,13 +305,13 @@ def turn(cue: Cue, before: str, cue_text: str, after: str, lead: str = "", rest:
                         or _SEPARATE_OPINION.match(after))
         return None if _MODAL.search(before + " " + cue_text) or someone_else else cue.treatment
     near = before[-300:]  # what speaks of the cue's act stands near it (and long text is not searched again)
+    if another_decision(before, title) or _OTHER_ACTOR.search(near):
+        return None  # "The Court in Dickerson refused to overrule X", "The Florida Supreme Court, applying X, ..."
     if _DECLINED.search(near):
         return "follows" if cue.treatment in RED else None
-    if _SOMEONE_ELSE.search(near) or _OTHER_ACTOR.search(near):
+    if _SOMEONE_ELSE.search(near):
         return None
-    if cue.treatment in RED and (_REPORTED.search(near) or _PARENTHETICAL.search(near)):
-        return None
-    if cue.treatment in RED and (_HISTORY.search(near) or another_decision(before, title)):
+    if cue.treatment in RED and (_REPORTED.search(near) or _PARENTHETICAL.search(near) or _HISTORY.search(near)):
         return None
     if cue_text.lower().endswith("ing") and _OPENS.search(near) and _VERB_AFTER.match(rest[:300]):
         return None
