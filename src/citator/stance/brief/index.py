@@ -191,16 +191,17 @@ class StanceIndex:
         if stance not in STANCES:
             raise PropositionError(f"stance must be one of {', '.join(STANCES)}, got {stance!r}")
         self._fresh()
-        return self._answer(text, self._batch(stance), k, filters)[stance]
+        return self._answer(*self._request(text, k, filters), self._batch(stance))[stance]
 
     def brief(self, text: str, k: int = 5, filters: Sequence[str | Filter] = ()) -> Brief:
         """The top `k` supporting and refuting documents for `text` (of those that meet `filters`), each with its
         evidence and reasons: two columns where the index ranks by stance (a trained index) and the two rankings
         differ, else one list of relevant authority that says why (records.Brief)."""
         self._fresh()
-        hits = self._answer(text, PAIR, k, filters)
+        asked, k, parsed = self._request(text, k, filters)
+        hits = self._answer(asked, k, parsed, PAIR)
         return Brief.of(" ".join(text.split()), hits["supported"], hits["refuted"], self.trained, self.ranks_stance,
-                        tuple(str(f) for f in parse_filters(filters)))
+                        tuple(str(f) for f in parsed))
 
     def document(self, doc_id: str) -> Document:
         self._fresh()
@@ -227,11 +228,15 @@ class StanceIndex:
         stance alone."""
         return PAIR if stance in PAIR else (stance,)
 
-    def _answer(self, text: str, stances: Sequence[str], k: int, filters: Sequence[str | Filter]
-                ) -> dict[str, tuple[Hit, ...]]:
+    def _request(self, text: str, k: int, filters: Sequence[str | Filter]) -> tuple[str, int, tuple[Filter, ...]]:
+        """The text, k and filters of a search, each checked, in the order its errors are told (text and k first)."""
         text = _check(text, k)
-        parsed = parse_filters(filters)
+        parsed = tuple(parse_filters(filters))
         check_keys(parsed, self.searcher.metadata_keys)
+        return text, k, parsed
+
+    def _answer(self, text: str, k: int, parsed: Sequence[Filter], stances: Sequence[str]
+                ) -> dict[str, tuple[Hit, ...]]:
         # The words a search reads (data/queries.py): the evidence is chosen and marked with the same.
         queries = cut_for_search([Query(f"q:{s}", text, s) for s in stances])
         found = self.searcher.explained(queries, k, parsed)
