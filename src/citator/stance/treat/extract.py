@@ -9,8 +9,9 @@ year to choose by is left out rather than guessed, and so is a case the corpus l
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from citator.data.records import Document
@@ -112,8 +113,10 @@ def _document_rows(doc: Document, corpus: _Corpus) -> list[Treatment]:
         if not _ANY_CUE.search(text, a, b):
             continue
         mentions = _mentions(doc, corpus, hits, a, b)
-        # The sentence just before, for a reference to the case it names ("That decision is overruled.").
-        prior = _mentions(doc, corpus, hits, *spans[i - 1]) if i and not text[spans[i - 1][1]:a].strip() else []
+        # The sentence just before, for a reference to the case it names ("That decision is overruled."), read
+        # only when a reference needs it.
+        adjacent = i and not text[spans[i - 1][1]:a].strip()
+        prior = functools.cache(lambda: _mentions(doc, corpus, hits, *spans[i - 1]) if adjacent else [])
         for mention, treatment in _links(text, a, b, mentions, prior, doc.title):
             for cited in mention.doc_ids:
                 rows.append(Treatment(doc.doc_id, cited, treatment, text[a:b], a, b, mention.found_by,
@@ -165,7 +168,7 @@ def _resolve(citing: str, ids: tuple[str, ...], corpus: _Corpus, year: int | Non
     return tuple(left) if len(left) == 1 else ()
 
 
-def _links(text: str, a: int, b: int, mentions: list[_Mention], prior: list[_Mention], title: str
+def _links(text: str, a: int, b: int, mentions: list[_Mention], prior: Callable[[], list[_Mention]], title: str
            ) -> list[tuple[_Mention, str]]:
     """Each mention with the treatment its strongest cue in the sentence gives it (`prior`: the previous
     sentence's mentions, which a reference such as "that decision" may take)."""
@@ -181,11 +184,11 @@ def _links(text: str, a: int, b: int, mentions: list[_Mention], prior: list[_Men
             if k not in best or _PRIORITY[treatment] < _PRIORITY[best[k]]:
                 best[k] = treatment
     # k < 0 is the previous sentence's mention -1 - k
-    return [(mentions[k] if k >= 0 else prior[-1 - k], t) for k, t in sorted(best.items())]
+    return [(mentions[k] if k >= 0 else prior()[-1 - k], t) for k, t in sorted(best.items())]
 
 
 def _referred(text: str, sentence: tuple[int, int], m: re.Match[str], cue: Cue, mentions: list[_Mention],
-              prior: list[_Mention], title: str) -> list[tuple[int, str]]:
+              prior: Callable[[], list[_Mention]], title: str) -> list[tuple[int, str]]:
     """For a red cue whose case is a reference ("we abandon it", "both decisions are overruled"), the mentions it
     stands for (`refer.antecedents`), with what the cue says of them once read in its sentence (`turn`). A
     predicate said of many things (`subject_only`: "it was wrong") takes no reference."""

@@ -10,7 +10,7 @@ gives "it" nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 # Before a `before` cue: its subject when that is no case name ("and it is repudiated", "Both decisions are").
@@ -34,14 +34,16 @@ class Named(Protocol):
     def doc_ids(self) -> tuple[str, ...]: ...
 
 
-def antecedents(match: re.Match[str], here: Sequence[Named], before: int, prior: Sequence[Named]) -> list[int]:
+def antecedents(match: re.Match[str], here: Sequence[Named], before: int, prior: Callable[[], Sequence[Named]]
+                ) -> list[int]:
     """Indices into `here` (or, as negative `-1 - i`, into `prior`) of the cases the reference `match` (of `SUBJECT`
     or `OBJECT`) stands for, given the cases named in its sentence (`here`, those starting before `before` count)
-    and in the sentence before it (`prior`, used only when its own names none)."""
+    and in the sentence before it (`prior()`, read only when its own names none)."""
     named = [i for i, x in enumerate(here) if x.start < before]
     pool: Sequence[Named] = here
     if not named:
-        named, pool = list(range(len(prior))), prior
+        pool = prior()
+        named = list(range(len(pool)))
     last: dict[tuple[str, ...], int] = {}
     for i in named:
         last[pool[i].doc_ids] = i  # one decision named twice ("Booth ... Booth") is one antecedent
