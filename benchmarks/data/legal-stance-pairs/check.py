@@ -1,4 +1,7 @@
-"""Check pairs.jsonl against the CaseFacts corpus; print its counts. Run once after writing the set.
+"""Check pairs.jsonl and pairs-more.jsonl against the CaseFacts corpus; print their counts. Run once after writing.
+
+pairs-more.jsonl is train only, over documents that no CaseFacts dev or test claim is about and that neither
+pairs.jsonl nor a fresh-stance set holds.
 
     python benchmarks/data/legal-stance-pairs/check.py [/work/shared/data/stance/casefacts/corpus.jsonl]
 """
@@ -23,12 +26,35 @@ def part_text(text: str, part: str) -> str:
     return text[start:min(ends)] if ends else text[start:]
 
 
+def more_errors(more: list[dict], first: set[str], casefacts: pathlib.Path) -> list[str]:
+    """What pairs-more.jsonl must keep besides every row's checks: train only, and none of the documents that
+    pairs.jsonl, a fresh-stance set or a CaseFacts dev/test claim is about."""
+    split = {}
+    for name in ("queries.jsonl", "queries_overruled.jsonl"):
+        split.update({q["query_id"]: q["split"] for q in map(json.loads, open(casefacts / name))})
+    held = set()
+    for name in ("ground_truth.jsonl", "ground_truth_overruled.jsonl"):
+        held |= {d for g in map(json.loads, open(casefacts / name)) if split[g["query_id"]] != "train"
+                 for d in g["relevant_doc_ids"]}
+    for name in ("fresh-stance", "fresh-stance-2"):
+        held |= {d for g in map(json.loads, open(REPO / "benchmarks/data" / name / "ground_truth.jsonl"))
+                 for d in g["relevant_doc_ids"]}
+    errors = [f"{r['pair_id']}: pairs-more rows are train only" for r in more if r["split"] != "train"]
+    errors += [f"{r['pair_id']}: doc {r['doc_id']} is in pairs.jsonl" for r in more if r["doc_id"] in first]
+    errors += [f"{r['pair_id']}: doc {r['doc_id']} is held out (CaseFacts dev/test or fresh-stance)"
+               for r in more if r["doc_id"] in held]
+    return errors
+
+
 def main() -> int:
     corpus = {d["doc_id"]: d["text"] for d in map(json.loads, open(CORPUS))}
     sample = {json.loads(x)["doc_id"] for x in open(REPO / "src/citator/samples/casefacts/corpus.jsonl")}
     fresh = {json.loads(x)["text"].lower() for x in open(REPO / "benchmarks/data/fresh-stance/queries.jsonl")}
     rows = [json.loads(x) for x in open(HERE / "pairs.jsonl")]
-    errors, split_of, labels_of = [], {}, collections.defaultdict(set)
+    more = [json.loads(x) for x in open(HERE / "pairs-more.jsonl")]
+    errors = more_errors(more, {r["doc_id"] for r in rows}, pathlib.Path(CORPUS).parent)
+    rows += more
+    split_of, labels_of = {}, collections.defaultdict(set)
     for r in rows:
         where = r.get("pair_id")
         if list(r) != FIELDS:
