@@ -322,6 +322,9 @@ def test_a_pronoun_or_both_decisions_stands_for_the_case_a_reader_would_take() -
                 "repudiated.") == {("roberts", "abrogates")}
     assert rows("The rule of Booth v. Maryland, extended in South Carolina v. Gathers, rests on a mistaken premise, "
                 "and both decisions are overruled.") == {("booth", "overrules"), ("gathers", "overrules")}
+    # "both" of two cases of which the corpus holds one: that one.
+    assert rows("The rule of Ohio v. Roberts and Dutton v. Evans is unsound, so both of those cases are overruled.") \
+        == {("roberts", "overrules")}
     assert rows("Booth v. Maryland and South Carolina v. Gathers misread the Amendment; they are abandoned.") \
         == {("booth", "abrogates"), ("gathers", "abrogates")}
     # Two cases leave "it" unresolved; a predicate said of anything takes no pronoun; another's act stays another's.
@@ -346,7 +349,7 @@ def test_more_ways_the_court_sets_a_case_aside() -> None:
         == {("roberts", "abrogates")}
     assert rows("We overrule Booth v. Maryland and those portions of South Carolina v. Gathers that rest on it.") \
         == {("booth", "overrules"), ("gathers", "overrules")}
-    assert rows("Booth v. Maryland was wrong when decided. Accordingly, Booth must be overruled.") \
+    assert rows("Booth v. Maryland rests on a mistaken premise. Accordingly, Booth must be overruled.") \
         == {("booth", "overrules")}
     # A duty in someone's mouth or under a condition is no act; nor is a lower court's refusal.
     assert rows("Petitioner argues that Booth must be overruled.") == set()
@@ -362,3 +365,47 @@ def test_what_another_court_or_decision_follows_is_not_this_ones_reliance() -> N
     assert rows("The Supreme Court applied Terry v. Ohio to the stop.") == {("terry", "follows")}
     assert rows("The U.S. Supreme Court relied on Terry v. Ohio.") == {("terry", "follows")}
     assert rows("We decline to overrule Ohio v. Roberts.") == {("roberts", "follows")}
+
+
+def test_a_reference_is_the_courts_act_on_a_case_or_nothing() -> None:
+    # From an outside review: "it", "they" and "both" meaning an objection, a claim, a statute; another actor; a
+    # time gone by; a question; a duty with more said after it.
+    traps = [
+        "Counsel objected under Ohio v. Roberts. It was overruled.",
+        "Colorado's first exception relies on Ohio v. Roberts. It is overruled.",
+        "The judgment below rested on Ohio v. Roberts, and it is overruled.",
+        "Petitioner cites Ohio v. Roberts, but the objection based on it is overruled.",
+        "Kansas filed two exceptions, relying on Booth v. Maryland and South Carolina v. Gathers. Both are overruled.",
+        "Roe v. Wade and Planned Parenthood of Southeastern Pa. v. Casey struck down two statutes; both were "
+        "abandoned.",
+        "Ohio v. Roberts governs. They are overruled.",
+        "Booth v. Maryland, South Carolina v. Gathers, and Ohio v. Roberts were decided in the 1980s. Both are "
+        "overruled.",
+        "Ohio v. Roberts governed hearsay. Terry v. Ohio, a 1968 decision, later overruled it.",
+        "Terry v. Ohio construed the statute, and it is abrogated.",
+        "Roe v. Wade struck down a statute. Texas abandoned it.",
+        "Ohio v. Roberts governed hearsay until it was overruled.",
+        "Ohio v. Roberts governed hearsay. It has since been overruled.",
+        "Ohio v. Roberts governed hearsay. In 2004, the Court overruled it.",
+        "Ohio v. Roberts governed hearsay. In respondent's view, it is overruled.",
+        "Ohio v. Roberts was much criticized. Did we overrule it?",
+        "Did we overrule Ohio v. Roberts?",
+        "Booth v. Maryland must be overruled if its premise fails.",
+        "Booth v. Maryland must be overruled, the State argues.",
+    ]
+    for text in traps:
+        assert not {t for _, t in rows(text)} & {"overrules", "abrogates"}, text
+    # What another court is named as, after a comma or as an object, is no actor of the Court's own verb.
+    assert rows("A unanimous Supreme Court overruled Ohio v. Roberts.") == {("roberts", "overrules")}
+    assert rows("The Court reversed the Florida Supreme Court, overruling Ohio v. Roberts.") \
+        == {("roberts", "overrules")}
+    assert rows("The Court, like the courts below, applied Terry v. Ohio.") == {("terry", "follows")}
+    assert rows("Conclusion: The majority concluded that the test of Ohio v. Roberts was unworkable, and overruled "
+                "it.") == {("roberts", "overrules")}
+
+
+def test_a_reference_to_the_sentence_before_quotes_both_sentences() -> None:
+    text = "Facts noted. Ohio v. Roberts admitted hearsay on a showing of reliability. That decision is overruled."
+    (row,) = extract(corpus(("new", text))).by("new")
+    assert row.passage == text[row.start:row.end] == text[len("Facts noted. "):]
+    assert row.cited_as == "Ohio v. Roberts" and row.cited_as in row.passage

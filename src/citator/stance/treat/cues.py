@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from citator.stance.treat.record import RED
 
-_NOUNS = (r"(?:decisions?|holdings?|rulings?|opinions?|precedents?|cases?|rule|test|doctrine|standard|principles?|"
+NOUNS = (r"(?:decisions?|holdings?|rulings?|opinions?|precedents?|cases?|rule|test|doctrine|standard|principles?|"
           r"approach|framework|methods?|reasoning|logic|analysis|interpretation|exception|presumption|requirement|"
           r"vitality|validity|soundness|viability)")
 # A title's corporate ending, which name matching leaves out: "Chevron U.S.A. Inc. v. NRDC, Inc."
@@ -27,9 +27,9 @@ OBJECT = re.compile(
     r"\s*(?:in\s+(?:relevant\s+|large\s+)?part\s+)?(?:(?:the|that|those)\s+(?:portions?|parts?)\s+of\s+)?"
     r"(?:(?:its|the|this|that|his|her|their|an?|the\s+(?:Supreme\s+)?Court['’]s|both)\s+)?"
     r"(?:(?:own|prior|previous|earlier|long-?standing|landmark|seminal|\d{4}|controversial|well-known|continuing|"
-    rf"continued|[a-z][\w-]*(?=\s+{_NOUNS}\b)|"
+    rf"continued|[a-z][\w-]*(?=\s+{NOUNS}\b)|"
     r"three-part|two-part|[“\"][^”\"]{1,40}[”\"])\s+)*"
-    rf"(?:{_NOUNS}\s+(?:\w+\s+){{0,3}}?(?:in|of|from|by|announced\s+in|established\s+(?:by|in)|set\s+(?:forth\s+)?in|"
+    rf"(?:{NOUNS}\s+(?:\w+\s+){{0,3}}?(?:in|of|from|by|announced\s+in|established\s+(?:by|in)|set\s+(?:forth\s+)?in|"
     r"used\s+in|adopted\s+in|identified\s+in|articulated\s+in|outlined\s+in|recognized\s+in|(?:the\s+)?Court\s+"
     r"(?:had\s+)?(?:identified|established|announced|set)\s+in)\s+)?(?:both\s+)?(?:the\s+)?"
     # a short name before the citation that is the mention: "overruled Booth, 482 U.S. 496"
@@ -40,7 +40,7 @@ _RELATIVE = (r",\s*(?:which|that|where|(?:in|on|upon|to|for|from|under|by)\s+whi
 # Between a case and its `before` cue: "Booth v. Maryland", "'s rule", "(1896)", ", which held otherwise,", "decision".
 SUBJECT = re.compile(
     # a title's closing abbreviation ("..., Inc. is overruled") and "supra" stand between too
-    rf"{ENDING}\.?\s*(?:\([^()]{{0,40}}\))?\s*(?:,?\s*supra\b)?\s*,?\s*(?:['’]s\s+)?(?:{_NOUNS}\s*)?"
+    rf"{ENDING}\.?\s*(?:\([^()]{{0,40}}\))?\s*(?:,?\s*supra\b)?\s*,?\s*(?:['’]s\s+)?(?:{NOUNS}\s*)?"
     r"(?:and\s+(?:its|their)\s+progeny\s*)?"
     rf"(?:{_RELATIVE})?"
     r"\s*(?:(?:therefore|thus|now|hereby|expressly|explicitly|itself|also|then|must|should|ought\s+to)\s+)*$", re.I)
@@ -171,10 +171,10 @@ _PREPOSITIONS = r"in|under|by|with|from|to|than|on|upon"
 _OBJECT_OF = re.compile(rf"\b(?:{_PREPOSITIONS})\s+(?:the\s+)?$", re.I)
 # For a `subject_only` cue, "of" too ("the reading of"), unless the noun names the case's own rule.
 _OF_ANOTHER = re.compile(rf"\b(?:{_PREPOSITIONS}|of)\s+(?:the\s+)?$", re.I)
-_OWN_RULE = re.compile(rf"\b{_NOUNS}[’'\"”]?\s+(?:of|in)\s+(?:the\s+)?$", re.I)
-_RULE_IN = re.compile(rf"\b{_NOUNS}[’'\"”]?\s+(?:\w+\s+){{0,3}}?(?:{_PREPOSITIONS}|of)\s+(?:the\s+)?$", re.I)
+_OWN_RULE = re.compile(rf"\b{NOUNS}[’'\"”]?\s+(?:of|in)\s+(?:the\s+)?$", re.I)
+_RULE_IN = re.compile(rf"\b{NOUNS}[’'\"”]?\s+(?:\w+\s+){{0,3}}?(?:{_PREPOSITIONS}|of)\s+(?:the\s+)?$", re.I)
 # ... but not someone's reading of it: "the Court of Appeals' interpretation of Zant was incorrect".
-_THEIR_READING = re.compile(rf"(?<!Court)['’]s?\s+(?:\w+\s+)?{_NOUNS}\s+(?:of|in)\s+(?:the\s+)?$", re.I)
+_THEIR_READING = re.compile(rf"(?<!Court)['’]s?\s+(?:\w+\s+)?{NOUNS}\s+(?:of|in)\s+(?:the\s+)?$", re.I)
 # "while Miranda required ..., later statements need not be": what a case required, conceded to be set aside.
 _CONCESSIVE = re.compile(r"\b(?:while|although|though|whereas|even\s+if)\s+$", re.I)
 
@@ -198,7 +198,7 @@ _DECLINED = re.compile(r"\b(?:declin\w*|refus\w*|reject\w*\s+(?:the\s+)?(?:invit
 
 _MODAL = re.compile(r"\b(?:would|should|could|might|may|must|had|whether|if)\b", re.I)
 # "should be, and now is, overruled", and "the Court held that X must be overruled": the duty is the Court's act.
-# So is "must" in a sentence that opens with its case: "Accordingly, X must be overruled."
+# So is "must" in a sentence that opens with its case and ends with the cue: "Accordingly, X must be overruled."
 _DECLARED = re.compile(r"\s*(?:(?:accordingly|therefore|thus|hence|consequently|in\s+short|in\s+sum|"
                        r"for\s+(?:these|those|the\s+foregoing)\s+reasons)\s*,?\s*)?", re.I)
 _FIRM = re.compile(r",?\s+and\s+(?:it\s+|they\s+)?(?:now\s+|hereby\s+)?(?:is|are)\b", re.I)
@@ -212,22 +212,30 @@ _CLAUSE = re.compile(r".*(?:,\s+and\s+(?:that\s+)?|;\s*)", re.S)
 # later", "long ago", "when Payne held ..."); "by today's decision" is this one.
 _BY_ANOTHER = re.compile(r"(?:,[^,.;]{0,30},)?(?:\s+in\s+(?:relevant\s+|large\s+|substantial\s+)?part)?\s+"
                          r"(?:by\b(?!\s+(?:today['’]s|this|our|the\s+present)\b)|"
-                         r"in\s+(?!(?:Parts?|Sections?)\b)(?:\d{4}|[A-Z])|when\b|"
+                         r"in\s+(?!(?:Parts?|Sections?)\b)(?:\d{4}|[A-Z])|when\s+(?:[A-Z]|the\s+Court\b|we\b)|"
                          r"(?:(?:\w+\s+){0,3}?(?:later|afterwards?|ago)|subsequently)\b)")
 # Before an `after` cue, what makes the act another's or another time's: a lower court as its subject ("the
 # district court overruled Booth's objection"), a telling of history ("the Court has previously overruled"), or a
 # decision named as its actor ("In Chimel v. California, the Court overruled", "the Court in Crawford abandoned").
 # Anyone besides the Court as the verb's subject, a lower court, an agency, a party ("the agency abandoned Chevron
 # deference"); not Congress, whose statute can abrogate a decision.
-_OTHER_ACTOR = re.compile(
-    r"\b(?:(?:district|trial|lower|appeals|appellate|circuit|state|county|bankruptcy|habeas|magistrate)\s+"
+# A State's highest court ("the Florida Supreme Court"), not this one ("A unanimous Supreme Court").
+_STATE = ("(?:Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|Delaware|Florida|Georgia|Hawaii|Idaho|"
+          "Illinois|Indiana|Iowa|Kansas|Kentucky|Louisiana|Maine|Maryland|Massachusetts|Michigan|Minnesota|"
+          "Mississippi|Missouri|Montana|Nebraska|Nevada|New\\s+Hampshire|New\\s+Jersey|New\\s+Mexico|New\\s+York|"
+          "North\\s+Carolina|North\\s+Dakota|Ohio|Oklahoma|Oregon|Pennsylvania|Rhode\\s+Island|South\\s+Carolina|"
+          "South\\s+Dakota|Tennessee|Texas|Utah|Vermont|Virginia|Washington|West\\s+Virginia|Wisconsin|Wyoming|"
+          "State['’]s|state)")
+_ACTORS = (
+    r"(?:(?:district|trial|lower|appeals|appellate|circuit|state|county|bankruptcy|habeas|magistrate)\s+"
     r"(?:court|judge)s?|Court\s+of\s+(?:Criminal\s+)?Appeals|(?:First|Second|Third|Fourth|Fifth|Sixth|Seventh|"
     r"Eighth|Ninth|Tenth|Eleventh|D\.\s?C\.|Federal)\s+Circuit|judge|agency|agencies|petitioners?|respondents?|"
     r"government|parties|party|amicus|amici|plaintiffs?|defendants?|counsel|prosecutors?|prosecution|commission|"
-    r"board|scholars|commentators|critics|courts|"
-    # a State's highest court ("the Florida Supreme Court"), not this one ("the Supreme Court", "U.S. Supreme Court")
-    r"(?<!U\.S\.\s)(?!the\b|united\b|U\.S\.)[A-Z][a-z]+\s+Supreme\s+Court)"
-    r"(?:\s+(?:also|then|had|has|have|later|itself|themselves|below|\w+ly))*\s*,?\s*$", re.I)
+    rf"board|scholars|commentators|critics|courts|{_STATE}\s+Supreme\s+Court)"
+    r"(?:\s+(?:also|then|had|has|have|later|itself|themselves|below|\w+ly))*")
+_OTHER_ACTOR = re.compile(rf"\b{_ACTORS}\s*$", re.I)
+# The same actor opening the sentence, an aside after it: "The Florida Supreme Court, applying X, upheld ...".
+_ACTOR_FIRST = re.compile(rf"^\s*(?:Conclusion:\s*)?(?:the\s+)?{_ACTORS}\s*,\s*$", re.I)
 # Reported speech, a debate or a description earlier in the clause: "Respondent argues that Payne ... abrogated
 # Booth", "scholars have debated whether Erie ... repudiated Swift", "Brown is often described as overruling Plessy".
 _REPORTED = re.compile(r"\b(?:(?:argu|contend|assert|insist|maintain|claim|suggest)\w*\s+that|(?:ask|urg|invit)\w*\s+"
@@ -297,7 +305,7 @@ def turn(cue: Cue, before: str, cue_text: str, after: str, lead: str = "", rest:
             return None  # "under which X was overruled", "In Payne, the Court held that X must be overruled"
         if _FIRM.search(cue_text) or _COURT_HELD.search(lead):
             before, cue_text = _DUTY.sub("", before), _DUTY.sub("", cue_text)
-        elif _DECLARED.fullmatch(lead):
+        elif _DECLARED.fullmatch(lead) and re.fullmatch(r"\s*[.!]?\s*", after):
             before = re.sub(r"\bmust\b", "", before)
         before = re.sub(_RELATIVE, " ", before)  # "X, which asked whether ..., is overruled": the case's words
         clause = lead[m.end():] if (m := _CLAUSE.match(lead)) else lead
@@ -305,7 +313,7 @@ def turn(cue: Cue, before: str, cue_text: str, after: str, lead: str = "", rest:
                         or _SEPARATE_OPINION.match(after))
         return None if _MODAL.search(before + " " + cue_text) or someone_else else cue.treatment
     near = before[-300:]  # what speaks of the cue's act stands near it (and long text is not searched again)
-    if another_decision(before, title) or _OTHER_ACTOR.search(near):
+    if another_decision(before, title) or _OTHER_ACTOR.search(near) or _ACTOR_FIRST.match(before):
         return None  # "The Court in Dickerson refused to overrule X", "The Florida Supreme Court, applying X, ..."
     if _DECLINED.search(near):
         return "follows" if cue.treatment in RED else None

@@ -31,7 +31,8 @@ _ANY_CUE = re.compile("|".join(f"(?:{c.pattern.pattern})" for c in CUES), re.I)
 # Also a title's closing abbreviation, "supra", a relative clause ("Roe v. Wade, which held ..., and Casey"), and
 # the short name before a bare citation ("Booth, 482 U.S. 496, and Gathers, 490 U.S. 805").
 _AND = re.compile(ENDING + r"\.?\s*(?:\([^()]{0,40}\))?\s*(?:,?\s*supra\b)?\s*(?:,\s*(?:which|that)\s+[^.;]{0,160}?)?"
-                  r"(?:,\s*|\s+)(?:and\s+|or\s+|as\s+well\s+as\s+)?(?:(?:the\s+|those\s+|that\s+)?(?:portions?|parts?)\s+of\s+)?"
+                  r"(?:,\s*|\s+)(?:and\s+|or\s+|as\s+well\s+as\s+)?"
+                  r"(?:(?:the\s+|those\s+|that\s+)?(?:portions?|parts?)\s+of\s+)?"
                   r"(?:the\s+)?(?:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3},\s+)?$", re.I)
 # After a case name: its reporter citation or year, as in "Brown v. United States, 359 U.S. 41 (1959)".
 _CITE_GAP = re.compile(ENDING + r"\.?[\s,]*\(?\s*$")
@@ -118,8 +119,10 @@ def _document_rows(doc: Document, corpus: _Corpus) -> list[Treatment]:
         adjacent = i and not text[spans[i - 1][1]:a].strip()
         prior = functools.cache(lambda: _mentions(doc, corpus, hits, *spans[i - 1]) if adjacent else [])
         for mention, treatment in _links(text, a, b, mentions, prior, doc.title):
+            # A case named in the sentence before (by a reference) makes both sentences the passage.
+            start = spans[i - 1][0] if mention.start < a else a
             for cited in mention.doc_ids:
-                rows.append(Treatment(doc.doc_id, cited, treatment, text[a:b], a, b, mention.found_by,
+                rows.append(Treatment(doc.doc_id, cited, treatment, text[start:b], start, b, mention.found_by,
                                       text[mention.start:mention.end]))
     return rows
 
@@ -172,7 +175,9 @@ def _links(text: str, a: int, b: int, mentions: list[_Mention], prior: Callable[
            ) -> list[tuple[_Mention, str]]:
     """Each mention with the treatment its strongest cue in the sentence gives it (`prior`: the previous
     sentence's mentions, which a reference such as "that decision" may take)."""
-    found = [(m, cue) for cue in CUES for m in cue.pattern.finditer(text, a, b)]
+    question = text[a:b].rstrip().endswith("?")  # "Did we overrule X?" is no act
+    found = [(m, cue) for cue in CUES for m in cue.pattern.finditer(text, a, b)
+             if not (question and cue.treatment in RED)]
     # A cue inside a longer one ("overturned" in "in effect overturned") is the longer one's.
     found = [(m, cue) for m, cue in found
              if not any(o is not m and o.start() <= m.start() and m.end() <= o.end() and o.end() - o.start() >
@@ -190,31 +195,33 @@ def _links(text: str, a: int, b: int, mentions: list[_Mention], prior: Callable[
 def _referred(text: str, sentence: tuple[int, int], m: re.Match[str], cue: Cue, mentions: list[_Mention],
               prior: Callable[[], list[_Mention]], title: str) -> list[tuple[int, str]]:
     """For a red cue whose case is a reference ("we abandon it", "both decisions are overruled"), the mentions it
-    stands for (`refer.antecedents`), with what the cue says of them once read in its sentence (`turn`). A
-    predicate said of many things (`subject_only`: "it was wrong") takes no reference."""
+    stands for (`refer.antecedents`), with what the cue says of them once read in its sentence (`turn`), where the
+    act is the Court's own (`refer`'s rules). A predicate said of many things (`subject_only`: "it was wrong"), and
+    a question, take no reference."""
     a, b = sentence
-    if cue.treatment not in RED or cue.subject_only:
+    if cue.treatment not in RED or cue.subject_only or text[a:b].rstrip().endswith("?"):
         return []
     if cue.side == "after":
         ref = refer.OBJECT.match(text, m.end())
+        clause = text[a:m.start()]
         if ref is None or any(x.end <= m.start() and fits(_ACTOR_GAP, text[x.end:m.start()]) for x in mentions):
             return []
-        if not refer.asserted(text[a:m.start()]):
-            return []  # "the Court would have to find ... in order to overturn it": "it" is anything
-        said = turn(cue, text[a:m.start()], m.group(), text[ref.end():b], rest=text[ref.end():b], title=title)
+        if not refer.asserted(clause) or not refer.court_acts(clause):
+            return []  # "in order to overturn it", "Texas abandoned it", "the Court later overruled it"
+        said = turn(cue, clause, m.group(), text[ref.end():b], rest=text[ref.end():b], title=title)
         at = m.start()
     else:
-        w = max(a, m.start() - 80)
-        ref = refer.SUBJECT.search(text[w:m.start()])
+        w = max(a, m.start() - 300)
+        ref = refer.SUBJECT.search(text, w, m.start())
         if ref is None:
             return []
-        at = w + ref.start()
-        if any(at <= x.start < m.start() for x in mentions):
-            return []  # a case named between the reference and the cue is the cue's subject
+        at = ref.start()
+        if any(at <= x.start < m.start() for x in mentions) or not refer.opens_clause(text[a:at], m.group()):
+            return []  # a case named in between is the cue's subject; "until it was overruled" is history
         said = turn(cue, ref.group(), m.group(), text[m.end():b], text[max(a, at - 120):at], title=title)
     if not said:
         return []
-    return [(k, said) for k in refer.antecedents(ref, mentions, at, prior)]
+    return [(k, said) for k in refer.antecedents(ref, text, at, mentions, prior)]
 
 
 # After an `after` cue, a noun that points back ("overturned the rule"), and after a case, the same noun naming
@@ -238,7 +245,10 @@ def _named_before(text: str, m: re.Match[str], mentions: list[_Mention]) -> int 
 
 
 # Between a case and an `after` cue it is the subject of: "Chimel v. California (1969) overruled Rabinowitz".
-_ACTOR_GAP = re.compile(r"\s*(?:\([^()]{0,40}\))?\s*(?:\w+ly\s+)?")
+# ... also with an aside or its rule between: "Terry v. Ohio, a 1968 decision, later overruled", "X's holding
+# abandoned".
+_ACTOR_GAP = re.compile(r"\s*(?:\([^()]{0,40}\))?\s*(?:,[^,;.]{0,80},\s*)?(?:['’]s\s+(?:\w+\s+){0,2}?)?"
+                        r"(?:(?:\w+ly|later|then|also|itself)\s+)*")
 
 
 def _governed(text: str, sentence: tuple[int, int], m: re.Match[str], cue: Cue, mentions: list[_Mention],
