@@ -131,7 +131,7 @@ def create_app(index_dir: str | Path, k: int = 5, threads: int = 1) -> FastAPI:
             return RedirectResponse("/?" + urlencode(kept, doseq=True), status_code=303)
         if not q.strip():
             return page("brief.html", q="", columns=None, error=None, k=k, filters=filters)
-        cited = index.cited(q)
+        cited = await run(index.cited, q)  # a reporter citation is looked up by a filtered search
         if cited:  # an exact citation: straight to the section, no search
             return RedirectResponse("/document?" + urlencode({"id": cited[0], "p": 0, "q": q}), status_code=303)
         mismatch = await run(index.mismatch, q)
