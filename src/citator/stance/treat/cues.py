@@ -199,8 +199,10 @@ _DECLINED = re.compile(r"\b(?:declin\w*|refus\w*|reject\w*\s+(?:the\s+)?(?:invit
 _MODAL = re.compile(r"\b(?:would|should|could|might|may|must|had|whether|if)\b", re.I)
 # "should be, and now is, overruled", and "the Court held that X must be overruled": the duty is the Court's act.
 # So is "must" in a sentence that opens with its case and ends with the cue: "Accordingly, X must be overruled."
-_DECLARED = re.compile(r"\s*(?:(?:accordingly|therefore|thus|hence|consequently|in\s+short|in\s+sum|"
-                       r"for\s+(?:these|those|the\s+foregoing)\s+reasons)\s*,?\s*)?", re.I)
+# The words that open a conclusion ("Accordingly,", "For these reasons,"); refer.py's references take them too.
+CONNECTIVE = (r"(?:accordingly|therefore|thus|hence|consequently|in\s+short|in\s+sum|"
+              r"for\s+(?:these|those|the\s+foregoing)\s+reasons)")
+_DECLARED = re.compile(rf"\s*(?:{CONNECTIVE}\s*,?\s*)?", re.I)
 _FIRM = re.compile(r",?\s+and\s+(?:it\s+|they\s+)?(?:now\s+|hereby\s+)?(?:is|are)\b", re.I)
 _COURT_HELD = re.compile(r"\b(?:the\s+(?:Supreme\s+)?Court|we|the\s+majority|the\s+plurality)\s+(?:\w+\s+){0,2}?"
                          r"(?:held|holds?|conclude[sd]?|ruled|rules?|decided|decides?|determined|found|finds?|agreed|"

@@ -106,13 +106,13 @@ def _corpus(docs: list[Document], given: Mapping[str, str], words: WordCounts) -
 def _document_rows(doc: Document, corpus: _Corpus) -> list[Treatment]:
     text = doc.text
     spans = court_sentences(text)
-    if not any(_ANY_CUE.search(text, a, b) for a, b in spans):
+    cued = [i for i, (a, b) in enumerate(spans) if _ANY_CUE.search(text, a, b)]
+    if not cued:
         return []
     hits = corpus.names.find(text, tokenize(text))
     rows: list[Treatment] = []
-    for i, (a, b) in enumerate(spans):
-        if not _ANY_CUE.search(text, a, b):
-            continue
+    for i in cued:
+        a, b = spans[i]
         mentions = _mentions(doc, corpus, hits, a, b)
         # The sentence just before, for a reference to the case it names ("That decision is overruled."), read
         # only when a reference needs it.
@@ -196,10 +196,10 @@ def _referred(text: str, sentence: tuple[int, int], m: re.Match[str], cue: Cue, 
               prior: Callable[[], list[_Mention]], title: str) -> list[tuple[int, str]]:
     """For a red cue whose case is a reference ("we abandon it", "both decisions are overruled"), the mentions it
     stands for (`refer.antecedents`), with what the cue says of them once read in its sentence (`turn`), where the
-    act is the Court's own (`refer`'s rules). A predicate said of many things (`subject_only`: "it was wrong"), and
-    a question, take no reference."""
+    act is the Court's own (`refer`'s rules). A predicate said of many things (`subject_only`: "it was wrong") takes
+    no reference (nor does a question: `_links` reads no red cue there)."""
     a, b = sentence
-    if cue.treatment not in RED or cue.subject_only or text[a:b].rstrip().endswith("?"):
+    if cue.treatment not in RED or cue.subject_only:
         return []
     if cue.side == "after":
         ref = refer.OBJECT.match(text, m.end())

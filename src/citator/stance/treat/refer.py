@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from citator.stance.treat.cues import NOUNS
+from citator.stance.treat.cues import CONNECTIVE, NOUNS
 
 # Before a `before` cue: its subject when that is no case name ("and it is repudiated", "Both decisions are").
 SUBJECT = re.compile(
@@ -39,9 +39,7 @@ OBJECT = re.compile(r"\s+(?:(?P<one>it|that\s+decision|that\s+case)|(?P<two>both
 _OPENS = re.compile(
     r"(?:^|[;:]\s*|,\s+and\s+|\b(?:we|the\s+Court|this\s+Court|the\s+majority)\s+(?:\w+\s+){0,3}?"
     r"(?:hold|holds|held|conclude[sd]?|make\s+clear|made\s+clear|decide[sd]?|rule[sd]?)\s+(?:today\s+)?that\s+|"
-    r"(?:,\s*so|accordingly|therefore|thus|consequently|hence|for\s+(?:these|those|the\s+foregoing)\s+reasons|"
-    r"in\s+short|"
-    r"in\s+sum)\s*,?\s*)$", re.I)
+    rf"(?:,\s*so|{CONNECTIVE})\s*,?\s*)$", re.I)
 # Who may act on a reference with an `after` cue: we, the Court, or nobody named after ", and" (the sentence's own).
 _ACTOR = re.compile(r"(?:\b(?:we|the\s+(?:Supreme\s+)?Court|this\s+Court|the\s+majority|the\s+plurality)|^|,?\s+and)"
                     r"\s*(?:(?:now|today|hereby|therefore|thus|accordingly|also|largely|expressly|explicitly)\s+)*$",
