@@ -191,14 +191,15 @@ class StanceIndex:
         if stance not in STANCES:
             raise PropositionError(f"stance must be one of {', '.join(STANCES)}, got {stance!r}")
         self._fresh()
-        return self._answer(*self._request(text, k, filters), self._batch(stance))[stance]
+        asked, parsed = self._request(text, k, filters)
+        return self._answer(asked, k, parsed, self._batch(stance))[stance]
 
     def brief(self, text: str, k: int = 5, filters: Sequence[str | Filter] = ()) -> Brief:
         """The top `k` supporting and refuting documents for `text` (of those that meet `filters`), each with its
         evidence and reasons: two columns where the index ranks by stance (a trained index) and the two rankings
         differ, else one list of relevant authority that says why (records.Brief)."""
         self._fresh()
-        asked, k, parsed = self._request(text, k, filters)
+        asked, parsed = self._request(text, k, filters)
         hits = self._answer(asked, k, parsed, PAIR)
         return Brief.of(" ".join(text.split()), hits["supported"], hits["refuted"], self.trained, self.ranks_stance,
                         tuple(str(f) for f in parsed))
@@ -228,12 +229,12 @@ class StanceIndex:
         stance alone."""
         return PAIR if stance in PAIR else (stance,)
 
-    def _request(self, text: str, k: int, filters: Sequence[str | Filter]) -> tuple[str, int, tuple[Filter, ...]]:
-        """The text, k and filters of a search, each checked, in the order its errors are told (text and k first)."""
+    def _request(self, text: str, k: int, filters: Sequence[str | Filter]) -> tuple[str, tuple[Filter, ...]]:
+        """A search's text and filters, checked with its k in the order their errors are told (text and k first)."""
         text = _check(text, k)
         parsed = tuple(parse_filters(filters))
         check_keys(parsed, self.searcher.metadata_keys)
-        return text, k, parsed
+        return text, parsed
 
     def _answer(self, text: str, k: int, parsed: Sequence[Filter], stances: Sequence[str]
                 ) -> dict[str, tuple[Hit, ...]]:
