@@ -43,7 +43,7 @@ def scores(probs: np.ndarray, pairs: list[dict[str, Any]]) -> dict[str, Any]:
     sided = probs[keep][:, :2]
     right = sided.argmax(1) == np.array([LABELS.index(pairs[i]["label"]) for i in keep])
     order = np.argsort(-(sided.max(1) / sided.sum(1)), kind="stable")
-    curve = {c: float(right[order[:max(1, round(c * len(order)))]].mean()) for c in COVERAGE}
+    curve = {str(c): float(right[order[:max(1, round(c * len(order)))]].mean()) for c in COVERAGE}
     return {"accuracy_3way": three, "sided_accuracy": float(right.mean()), "curve": curve}
 
 
@@ -107,21 +107,16 @@ def main() -> None:
         epochs.append(result)
         d = result["dev"]
         print(f"epoch {epoch} dev: 3-way {d['accuracy_3way']:.3f}, sided {d['sided_accuracy']:.3f}, at half "
-              f"coverage {d['curve'][0.5]:.2f}", flush=True)
+              f"coverage {d['curve']['0.5']:.2f}", flush=True)
     print("\nepoch | dev 3-way | dev sided | dev sided, most confident half | train (first 300) sided")
     print("---:|---:|---:|---:|---:")
     for r in epochs:
         print(f"{r['epoch']} | {r['dev']['accuracy_3way']:.3f} | {r['dev']['sided_accuracy']:.3f} | "
-              f"{r['dev']['curve'][0.5]:.2f} | {r['train']['sided_accuracy']:.3f}")
+              f"{r['dev']['curve']['0.5']:.2f} | {r['train']['sided_accuracy']:.3f}")
     out = ROOT / "benchmarks" / "results" / "reader_finetune.json"
     write_json_atomic(out, {"command": "python benchmarks/reader_finetune.py", "machine":
                             f"{platform.machine()}, {__import__('os').cpu_count()} cores", "train_pairs": len(train),
-                            "dev_pairs": len(dev), "epochs": args.epochs, "lr": args.lr,
-                            "results": [{**r, "dev": {**r["dev"], "curve": {str(k): v for k, v in
-                                                                            r["dev"]["curve"].items()}},
-                                         "train": {**r["train"], "curve": {str(k): v for k, v in
-                                                                           r["train"]["curve"].items()}}}
-                                        for r in epochs]})
+                            "dev_pairs": len(dev), "epochs": args.epochs, "lr": args.lr, "results": epochs})
     print(f"wrote {out}")
 
 
